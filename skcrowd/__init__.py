@@ -1,0 +1,20 @@
+"""skcrowd: scikit-learn-compatible truth inference for noisy crowd ratings.
+
+Infer the true label of each item from the ratings of several imperfect
+raters, and measure the raters and the items.
+"""
+
+from ._baselines import MajorityVote, MeanRating, MedianRating
+from ._dawid_skene import DawidSkene
+from ._ratings import Ratings
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DawidSkene",
+    "MajorityVote",
+    "MeanRating",
+    "MedianRating",
+    "Ratings",
+    "__version__",
+]

@@ -1,0 +1,160 @@
+"""Baselines that weigh every rating equally: majority vote, mean and median."""
+
+import numpy as np
+
+from ._base import CrowdEstimator, draw_categorical
+from ._kernels._common import item_means, item_medians, vote_counts
+
+__all__ = ["MajorityVote", "MeanRating", "MedianRating"]
+
+
+class MajorityVote(CrowdEstimator):
+    """Majority vote: each item gets its most frequent label.
+
+    ``predict_proba`` returns each item's vote shares (a tie splits evenly);
+    ``predict`` breaks a tie toward the smallest class in ``classes_``.
+
+    For ``score`` and ``sample`` a vote needs a probability model.  The one
+    used is the model whose maximum a posteriori labelling *is* the majority
+    vote: every rater is identical, right with probability ``accuracy_`` and
+    otherwise uniform over the other classes.  ``accuracy_`` is the share of
+    ratings that agree with their item's majority label (with one pseudo
+    count each for agreeing and disagreeing, so it is never 0 or 1), and
+    ``class_prior_`` the mean of the vote shares.
+
+    Parameters
+    ----------
+    classes : array-like, default=None
+        All labels of the scale; default the labels seen in fit.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    class_prior_ : ndarray of shape (n_classes,)
+    accuracy_ : float
+    n_features_in_ : int
+    rater_ids_ : ndarray of shape (n_raters,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import MajorityVote
+    >>> MajorityVote().fit_predict(np.array([[0, 1, 1], [0, 0, np.nan]]))
+    array([1., 0.])
+    """
+
+    def __init__(self, *, classes=None):
+        self.classes = classes
+
+    def _vote_shares(self, data):
+        counts = np.empty((data.n_items, data.n_classes))
+        vote_counts(data.item_ptr, data.label, data.n_classes, counts)
+        return counts
+
+    def _fit_encoded(self, data):
+        counts = self._vote_shares(data)
+        n_votes = counts.sum(axis=1)
+        rated = n_votes > 0
+        shares = counts[rated] / n_votes[rated, None]
+        self.class_prior_ = (shares.sum(axis=0) + 1e-12) / (len(shares) + 1e-12 * data.n_classes)
+        agree = counts[rated].max(axis=1).sum()
+        self.accuracy_ = float((agree + 1.0) / (n_votes.sum() + 2.0))
+        return self._items_from_counts(counts)
+
+    def _items_from_counts(self, counts):
+        n_votes = counts.sum(axis=1, keepdims=True)
+        proba = np.where(n_votes > 0, counts / np.maximum(n_votes, 1), self.class_prior_)
+        K = len(self.classes_)
+        # log Σ_k π_k a^{c_k} ((1 - a)/(K - 1))^{n - c_k}: identical raters.
+        log_right = np.log(self.accuracy_)
+        # With one class every rating is right: the wrong term never counts.
+        log_wrong = np.log1p(-self.accuracy_) - np.log(K - 1) if K > 1 else 0.0
+        terms = np.log(self.class_prior_) + counts * log_right + (n_votes - counts) * log_wrong
+        top = terms.max(axis=1, keepdims=True)
+        loglik = (top + np.log(np.exp(terms - top).sum(axis=1, keepdims=True))).ravel()
+        return {"proba": proba, "loglik": loglik}
+
+    def _infer_items(self, data):
+        return self._items_from_counts(self._vote_shares(data))
+
+    def _sample_labels(self, data, rng):
+        K = len(self.classes_)
+        true_class = rng.choice(K, size=data.n_items, p=self.class_prior_)
+        rows = np.full((K, K), (1 - self.accuracy_) / max(K - 1, 1))
+        np.fill_diagonal(rows, self.accuracy_)
+        return draw_categorical(rows[true_class[data.item]], rng)
+
+
+class _NumericSummary(MajorityVote):
+    """A per-item summary of numeric label values; the probability model for
+    ``predict_proba``, ``score`` and ``sample`` is the majority vote's."""
+
+    _summary = None  # kernel filling one value per item
+
+    def _fit_encoded(self, data):
+        if self.classes_.dtype.kind not in "biuf":
+            raise ValueError(
+                f"{type(self).__name__} needs numeric labels; got "
+                f"{self.classes_[:3].tolist()!r}..."
+            )
+        super()._fit_encoded(data)
+        return self._infer_items(data)
+
+    def _predict_from_items(self, items):
+        return items["value"]
+
+    def _infer_items(self, data):
+        items = super()._infer_items(data)
+        values = np.empty(data.n_items)
+        self._summary(
+            data.item_ptr, self.classes_.astype(np.float64)[data.label], values
+        )
+        # An item without ratings gets the prior mean of the scale.
+        values[np.isnan(values)] = self.class_prior_ @ self.classes_.astype(np.float64)
+        items["value"] = values
+        return items
+
+
+class MeanRating(_NumericSummary):
+    """Mean of each item's numeric ratings (an ordinal scale taken as numbers).
+
+    ``predict`` returns the mean (a float); ``predict_proba``, ``score`` and
+    ``sample`` are those of :class:`MajorityVote`.  An item with no rating
+    gets the mean of the scale under ``class_prior_``.
+
+    Parameters
+    ----------
+    classes : array-like, default=None
+        All values of the scale; default the values seen in fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import MeanRating
+    >>> MeanRating().fit_predict(np.array([[1, 2, 4], [5, 5, np.nan]]))
+    array([2.33333333, 5.        ])
+    """
+
+    _summary = staticmethod(item_means)
+
+
+class MedianRating(_NumericSummary):
+    """Median of each item's numeric ratings (the mean of the two middle
+    values for an even count, as :func:`numpy.median`).
+
+    ``predict_proba``, ``score`` and ``sample`` are those of
+    :class:`MajorityVote`.
+
+    Parameters
+    ----------
+    classes : array-like, default=None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import MedianRating
+    >>> MedianRating().fit_predict(np.array([[1, 2, 4], [5, 4, np.nan]]))
+    array([2. , 4.5])
+    """
+
+    _summary = staticmethod(item_medians)

@@ -1,0 +1,248 @@
+"""Dawid & Skene (1979): one confusion matrix per rater, fitted by MAP-EM."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import CrowdModel, draw_categorical
+from ._kernels import _dawid_skene as kernels
+from ._kernels._common import vote_counts
+
+__all__ = ["DawidSkene"]
+
+
+class DawidSkene(CrowdModel):
+    """Dawid–Skene model: a confusion matrix per rater, fitted by MAP-EM.
+
+    Each item has a true class z_i ~ Cat(π); rater j reports label l for an
+    item of class k with probability θ_j[k, l].  EM alternates the posterior
+    over every z_i (E-step, one pass over the ratings by item) with
+    closed-form MAP updates of π and θ (M-step, from expected confusion counts
+    collected in one pass by rater).  Dirichlet priors keep a rater seen only
+    a few times away from 0/1 confusion rows and make the cooperative mode
+    (raters mostly right) preferred over label-permuted ones.
+
+    Parameters
+    ----------
+    confusion : {"full", "one_coin"}, default="full"
+        ``"full"``: a K x K confusion matrix per rater.  ``"one_coin"``: one
+        accuracy per rater, errors uniform over the other classes.
+    prior_correct : float, default=1.0
+        Dirichlet pseudo-count (α - 1) on each diagonal confusion entry, i.e.
+        prior correct answers per true class.  With ``"one_coin"``: the Beta
+        pseudo-count of correct answers.
+    prior_wrong : float, default=0.5
+        Pseudo-count on each off-diagonal entry (``"one_coin"``: of wrong
+        answers).
+    prior_class : float, default=1.0
+        Dirichlet pseudo-count on each class of the prior π.
+    class_prior : array-like of shape (n_classes,), default=None
+        Known class prevalence, held fixed; ``None`` learns it.
+    classes : array-like, default=None
+        All labels of the scale, sorted; default the labels seen in fit.
+    init : {"majority", "random"}, default="majority"
+        Start of the first restart: soft majority vote (each item's vote
+        shares) or random posteriors.  Further restarts start at random.
+    max_iter : int, default=100
+    tol : float, default=1e-6
+        Stop when the mean log posterior per item changes by less than this.
+    n_init : int, default=1
+        Restarts; the one with the highest log posterior is kept.
+    random_state : int, RandomState instance or None, default=None
+    verbose : int, default=0
+    n_jobs : int, default=None
+        Numba threads for the kernels (restored afterwards); results do not
+        depend on it.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    class_prior_ : ndarray of shape (n_classes,)
+        Prevalence π of each true class.
+    confusion_ : ndarray of shape (n_raters, n_classes, n_classes)
+        ``confusion_[j, k, l]`` = P(rater j says l | true class k).
+    rater_accuracy_ : ndarray of shape (n_raters,)
+        P(rater j is right) = Σ_k π_k θ_j[k, k].
+    n_features_in_ : int
+        Number of raters.
+    rater_ids_ : ndarray of shape (n_raters,)
+    n_iter_, converged_, lower_bound_, objective_history_
+        Of the best restart; the objective is the log posterior divided by
+        the number of items.
+
+    See Also
+    --------
+    MajorityVote : the unweighted baseline.
+    GLAD : rater ability times item difficulty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import DawidSkene
+    >>> X = np.array([[0, 0, 1], [1, 1, 1], [0, np.nan, 0], [1, 0, 1]])
+    >>> DawidSkene().fit_predict(X)
+    array([0., 1., 0., 1.])
+    """
+
+    _parameter_constraints: dict = {
+        **CrowdModel._parameter_constraints,
+        "confusion": [StrOptions({"full", "one_coin"})],
+        "prior_correct": [Interval(Real, 0, None, closed="left")],
+        "prior_wrong": [Interval(Real, 0, None, closed="left")],
+        "prior_class": [Interval(Real, 0, None, closed="left")],
+        "class_prior": ["array-like", None],
+        "init": [StrOptions({"majority", "random"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        confusion="full",
+        prior_correct=1.0,
+        prior_wrong=0.5,
+        prior_class=1.0,
+        class_prior=None,
+        classes=None,
+        init="majority",
+        max_iter=100,
+        tol=1e-6,
+        n_init=1,
+        random_state=None,
+        verbose=0,
+        n_jobs=None,
+    ):
+        self.confusion = confusion
+        self.prior_correct = prior_correct
+        self.prior_wrong = prior_wrong
+        self.prior_class = prior_class
+        self.class_prior = class_prior
+        self.classes = classes
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # -- the model's math -------------------------------------------------------
+    def _pseudo_counts(self, n_classes):
+        """Dirichlet α - 1 of a confusion row, as a K x K matrix."""
+        counts = np.full((n_classes, n_classes), float(self.prior_wrong))
+        np.fill_diagonal(counts, self.prior_correct)
+        return counts
+
+    def _fixed_prior(self, n_classes):
+        if self.class_prior is None:
+            return None
+        prior = np.asarray(self.class_prior, dtype=np.float64)
+        if prior.shape != (n_classes,) or np.any(prior <= 0) or not np.isclose(prior.sum(), 1):
+            raise ValueError(
+                f"class_prior must be {n_classes} positive numbers summing to 1, "
+                f"one per class; got {self.class_prior!r}."
+            )
+        return prior
+
+    def _prepare(self, data, **fit_params):
+        data = super()._prepare(data, **fit_params)
+        self._fixed_prior(data.n_classes)  # validate before any work
+        return data
+
+    def _init_params(self, data, rng, restart):
+        if restart == 0 and self.init == "majority":
+            posterior = np.empty((data.n_items, data.n_classes))
+            vote_counts(data.item_ptr, data.label, data.n_classes, posterior)
+            posterior += 1e-12  # an item without ratings starts uniform
+            posterior /= posterior.sum(axis=1, keepdims=True)
+        else:
+            posterior = rng.dirichlet(np.ones(data.n_classes), size=data.n_items)
+        return self._global_update(data, None, self._stats(data, posterior))
+
+    def _stats(self, data, posterior):
+        counts = np.empty((data.n_raters, data.n_classes, data.n_classes))
+        kernels.confusion_counts(
+            data.rater_ptr, data.rater_order, data.item, data.label, posterior, counts
+        )
+        return {"confusion_counts": counts, "class_counts": posterior.sum(axis=0)}
+
+    def _local_step(self, data, params):
+        posterior = np.empty((data.n_items, data.n_classes))
+        loglik = np.empty(data.n_items)
+        kernels.item_posteriors(
+            data.item_ptr,
+            data.rater,
+            data.label,
+            np.log(params["class_prior"]),
+            np.log(params["confusion"]),
+            posterior,
+            loglik,
+        )
+        items = {"proba": posterior, "loglik": loglik}
+        return items, self._stats(data, posterior)
+
+    def _global_update(self, data, params, stats):
+        """M-step: MAP π and θ given expected counts (closed form)."""
+        K = data.n_classes
+        counts = stats["confusion_counts"]
+        if self.confusion == "full":
+            rows = counts + self._pseudo_counts(K)
+            totals = rows.sum(axis=2, keepdims=True)
+            # A rater without ratings and without prior mass: uniform rows.
+            confusion = np.divide(rows, totals, out=np.full_like(rows, 1.0 / K),
+                                  where=totals > 0)
+        else:
+            correct = np.trace(counts, axis1=1, axis2=2) + self.prior_correct
+            total = counts.sum(axis=(1, 2)) + self.prior_correct + self.prior_wrong
+            accuracy = np.divide(correct, total, out=np.full_like(correct, 1.0 / K),
+                                 where=total > 0)
+            wrong = (1 - accuracy) / max(K - 1, 1)
+            confusion = np.repeat(wrong[:, None, None], K, axis=1)
+            confusion = np.repeat(confusion, K, axis=2)
+            idx = np.arange(K)
+            confusion[:, idx, idx] = accuracy[:, None]
+        prior = self._fixed_prior(K)
+        if prior is None:
+            prior = stats["class_counts"] + self.prior_class
+            prior = prior / prior.sum()
+        return {"class_prior": prior, "confusion": confusion}
+
+    def _log_prior(self, params, n_classes):
+        """log p(π, θ) up to a constant (the Dirichlet/Beta kernels)."""
+        with np.errstate(divide="ignore"):
+            log_theta = np.log(params["confusion"])
+            if self.confusion == "full":
+                pseudo = self._pseudo_counts(n_classes)
+                value = np.sum(np.where(pseudo > 0, pseudo * log_theta, 0.0))
+            else:
+                accuracy = params["confusion"][:, 0, 0]
+                value = np.sum(
+                    _xlogy(self.prior_correct, accuracy) + _xlogy(self.prior_wrong, 1 - accuracy)
+                )
+            if self.class_prior is None:
+                value += np.sum(_xlogy(self.prior_class, params["class_prior"]))
+        return value
+
+    def _objective(self, data, params, items, stats):
+        """Mean log posterior per item: log p(X | π, θ) + log p(π, θ)."""
+        total = items["loglik"].sum() + self._log_prior(params, data.n_classes)
+        return total / data.n_items
+
+    def _set_fitted(self, data, params, items):
+        self.class_prior_ = params["class_prior"]
+        self.confusion_ = params["confusion"]
+        diag = np.diagonal(self.confusion_, axis1=1, axis2=2)
+        self.rater_accuracy_ = diag @ self.class_prior_
+
+    def _fitted_params(self):
+        return {"class_prior": self.class_prior_, "confusion": self.confusion_}
+
+    def _sample_labels(self, data, rng):
+        true_class = rng.choice(data.n_classes, size=data.n_items, p=self.class_prior_)
+        rows = self.confusion_[data.rater, true_class[data.item]]
+        return draw_categorical(rows, rng)
+
+
+def _xlogy(x, y):
+    return np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y)))
+

@@ -1,0 +1,104 @@
+"""Simulators of each model, returning ratings, true labels and the true
+parameters, for parameter-recovery tests and benchmarks."""
+
+import numpy as np
+from sklearn.utils import Bunch, check_random_state
+
+from .._base import draw_categorical
+from .._ratings import Ratings
+
+__all__ = ["make_dawid_skene", "random_design"]
+
+
+def random_design(n_items, n_raters, ratings_per_item, rng):
+    """Item and rater of each rating: every item rated by ``ratings_per_item``
+    distinct raters drawn uniformly (vectorised; items in order)."""
+    if ratings_per_item > n_raters:
+        raise ValueError(
+            f"ratings_per_item={ratings_per_item} exceeds n_raters={n_raters}."
+        )
+    item = np.repeat(np.arange(n_items), ratings_per_item)
+    # The first r columns of a random permutation per item: argsort of noise,
+    # done in chunks so the (n_items, n_raters) noise stays small.
+    rater = np.empty((n_items, ratings_per_item), dtype=np.int64)
+    chunk = max(1, 2_000_000 // max(n_raters, 1))
+    for start in range(0, n_items, chunk):
+        stop = min(n_items, start + chunk)
+        if ratings_per_item * 4 < n_raters:
+            # Sparse designs: draw with replacement and redraw the repeats.
+            draw = rng.integers(0, n_raters, size=(stop - start, ratings_per_item))
+            draw.sort(axis=1)
+            while True:
+                dup = np.zeros_like(draw, dtype=bool)
+                dup[:, 1:] = draw[:, 1:] == draw[:, :-1]
+                if not dup.any():
+                    break
+                draw[dup] = rng.integers(0, n_raters, size=dup.sum())
+                draw.sort(axis=1)
+            rater[start:stop] = draw
+        else:
+            noise = rng.random((stop - start, n_raters))
+            rater[start:stop] = np.argsort(noise, axis=1)[:, :ratings_per_item]
+    return item, rater.ravel()
+
+
+def make_dawid_skene(
+    n_items=1000,
+    n_raters=20,
+    ratings_per_item=5,
+    n_classes=2,
+    *,
+    accuracy=(0.6, 0.95),
+    spammer_fraction=0.0,
+    class_prior=None,
+    random_state=None,
+):
+    """Ratings simulated from the Dawid–Skene model.
+
+    Each rater's confusion row for class k puts ``a_j`` on k, with ``a_j``
+    uniform in ``accuracy``, and spreads ``1 - a_j`` over the other classes
+    with Dirichlet(1) weights.  A spammer answers from one random
+    distribution whatever the truth (rows all equal).
+
+    Parameters
+    ----------
+    n_items, n_raters, ratings_per_item, n_classes : int
+    accuracy : (float, float), default=(0.6, 0.95)
+    spammer_fraction : float, default=0.0
+    class_prior : array-like of shape (n_classes,), default=None
+        Default: Dirichlet(5, ..., 5) draw.
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    data : Bunch
+        ``ratings`` (:class:`~skcrowd.Ratings`, labels 0..K-1), ``X``
+        (the same as a dense ``(n_items, n_raters)`` matrix with NaN),
+        ``true_labels`` (n_items,), ``confusion`` (n_raters, K, K),
+        ``class_prior`` (K,), ``spammer`` (bool per rater).
+    """
+    rng = check_random_state(random_state)
+    K = n_classes
+    prior = (
+        rng.dirichlet(np.full(K, 5.0)) if class_prior is None else np.asarray(class_prior, float)
+    )
+    confusion = np.empty((n_raters, K, K))
+    right = rng.uniform(accuracy[0], accuracy[1], size=n_raters)
+    for j in range(n_raters):
+        for k in range(K):
+            wrong = rng.dirichlet(np.ones(K - 1)) * (1 - right[j])
+            confusion[j, k] = np.insert(wrong, k, right[j])
+    spammer = rng.random(n_raters) < spammer_fraction
+    confusion[spammer] = rng.dirichlet(np.ones(K), size=spammer.sum())[:, None, :]
+    true_labels = rng.choice(K, size=n_items, p=prior)
+    item, rater = random_design(n_items, n_raters, ratings_per_item, rng)
+    label = draw_categorical(confusion[rater, true_labels[item]], rng)
+    ratings = Ratings(item, rater, label, item_ids=np.arange(n_items), rater_ids=np.arange(n_raters))
+    return Bunch(
+        ratings=ratings,
+        X=ratings.to_dense(),
+        true_labels=true_labels,
+        confusion=confusion,
+        class_prior=prior,
+        spammer=spammer,
+    )
