@@ -47,6 +47,7 @@ What one "iteration" is in crowd-kit:
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -149,9 +150,12 @@ def run_crowdkit(
     df = make_frame(item, rater, label)
     items_sorted = np.unique(np.asarray(item))
     model = _make_model(method, n_iter, tol, **kwargs)
-    t0 = time.perf_counter()
-    model.fit(df)
-    elapsed = time.perf_counter() - t0
+    with warnings.catch_warnings():
+        # crowd-kit 1.4.2 under pandas >= 3 emits many deprecation warnings
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        model.fit(df)
+        elapsed = time.perf_counter() - t0
     labels = _aligned_labels(model.labels_, items_sorted)
     if return_model:
         return labels, elapsed, model

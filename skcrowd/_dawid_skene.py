@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, draw_categorical
+from ._base import CrowdModel, draw_categorical, item_chunks
 from ._kernels import _dawid_skene as kernels
 from ._kernels._common import vote_counts
 
@@ -161,25 +161,30 @@ class DawidSkene(CrowdModel):
 
     def _stats(self, data, posterior):
         counts = np.empty((data.n_raters, data.n_classes, data.n_classes))
-        kernels.confusion_counts(
-            data.rater_ptr, data.rater_order, data.item, data.label, posterior, counts
-        )
+        kernels.confusion_counts(data.item, data.rater, data.label, posterior, counts)
         return {"confusion_counts": counts, "class_counts": posterior.sum(axis=0)}
 
     def _local_step(self, data, params):
-        posterior = np.empty((data.n_items, data.n_classes))
+        K = data.n_classes
+        chunk_ptr = item_chunks(data.n_items, data.n_raters * K * K)
+        posterior = np.empty((data.n_items, K))
         loglik = np.empty(data.n_items)
-        kernels.item_posteriors(
+        partial = np.empty((len(chunk_ptr) - 1, data.n_raters, K, K))
+        kernels.e_step(
             data.item_ptr,
             data.rater,
             data.label,
             np.log(params["class_prior"]),
-            np.log(params["confusion"]),
+            np.ascontiguousarray(np.log(params["confusion"])),
+            chunk_ptr,
             posterior,
             loglik,
+            partial,
         )
         items = {"proba": posterior, "loglik": loglik}
-        return items, self._stats(data, posterior)
+        # [chunk, rater, given, true] -> [rater, true, given], chunks summed in order
+        counts = np.ascontiguousarray(partial.sum(axis=0).transpose(0, 2, 1))
+        return items, {"confusion_counts": counts, "class_counts": posterior.sum(axis=0)}
 
     def _global_update(self, data, params, stats):
         """M-step: MAP π and θ given expected counts (closed form)."""

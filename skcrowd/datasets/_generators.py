@@ -26,14 +26,14 @@ def random_design(n_items, n_raters, ratings_per_item, rng):
         stop = min(n_items, start + chunk)
         if ratings_per_item * 4 < n_raters:
             # Sparse designs: draw with replacement and redraw the repeats.
-            draw = rng.integers(0, n_raters, size=(stop - start, ratings_per_item))
+            draw = rng.randint(0, n_raters, size=(stop - start, ratings_per_item))
             draw.sort(axis=1)
             while True:
                 dup = np.zeros_like(draw, dtype=bool)
                 dup[:, 1:] = draw[:, 1:] == draw[:, :-1]
                 if not dup.any():
                     break
-                draw[dup] = rng.integers(0, n_raters, size=dup.sum())
+                draw[dup] = rng.randint(0, n_raters, size=dup.sum())
                 draw.sort(axis=1)
             rater[start:stop] = draw
         else:
