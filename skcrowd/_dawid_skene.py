@@ -152,7 +152,7 @@ class DawidSkene(CrowdModel):
     def _init_params(self, data, rng, restart):
         if restart == 0 and self.init == "majority":
             posterior = np.empty((data.n_items, data.n_classes))
-            vote_counts(data.item_ptr, data.label, data.n_classes, posterior)
+            vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, posterior)
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
@@ -167,24 +167,28 @@ class DawidSkene(CrowdModel):
     def _local_step(self, data, params):
         K = data.n_classes
         chunk_ptr = item_chunks(data.n_items, data.n_raters * K * K)
+        n_chunks = len(chunk_ptr) - 1
         posterior = np.empty((data.n_items, K))
         loglik = np.empty(data.n_items)
-        partial = np.empty((len(chunk_ptr) - 1, data.n_raters, K, K))
-        kernels.e_step(
+        partial = np.empty((n_chunks, data.n_raters, K, K))
+        partial_class = np.empty((n_chunks, K))
+        kernels.e_step.pick(data.n_ratings)(
             data.item_ptr,
             data.rater,
             data.label,
             np.log(params["class_prior"]),
-            np.ascontiguousarray(np.log(params["confusion"])),
+            # [rater, true, given] -> [rater, given, true]: the kernel's layout
+            np.ascontiguousarray(np.log(params["confusion"]).transpose(0, 2, 1)),
             chunk_ptr,
             posterior,
             loglik,
             partial,
+            partial_class,
         )
         items = {"proba": posterior, "loglik": loglik}
-        # [chunk, rater, given, true] -> [rater, true, given], chunks summed in order
+        # chunks summed in a fixed order; back to [rater, true, given]
         counts = np.ascontiguousarray(partial.sum(axis=0).transpose(0, 2, 1))
-        return items, {"confusion_counts": counts, "class_counts": posterior.sum(axis=0)}
+        return items, {"confusion_counts": counts, "class_counts": partial_class.sum(axis=0)}
 
     def _global_update(self, data, params, stats):
         """M-step: MAP π and θ given expected counts (closed form)."""

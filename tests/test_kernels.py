@@ -47,8 +47,10 @@ def test_e_step_matches_numpy(small, n_chunks):
     post = np.empty((data.n_items, K))
     ll = np.empty(data.n_items)
     partial = np.empty((n_chunks, data.n_raters, K, K))
+    partial_class = np.empty((n_chunks, K))
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1))
     _dawid_skene.e_step(data.item_ptr, data.rater, data.label, np.log(prior),
-                        np.log(conf), chunk_ptr, post, ll, partial)
+                        log_lik, chunk_ptr, post, ll, partial, partial_class)
     ref_post, ref_ll = _reference_posteriors(data, np.log(prior), np.log(conf))
     np.testing.assert_allclose(post, ref_post, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(ll, ref_ll, rtol=1e-12)
@@ -57,6 +59,7 @@ def test_e_step_matches_numpy(small, n_chunks):
     assert ll[-1] == pytest.approx(0.0, abs=1e-15)
     counts = partial.sum(axis=0).transpose(0, 2, 1)
     np.testing.assert_allclose(counts, _reference_counts(data, ref_post), rtol=1e-12)
+    np.testing.assert_allclose(partial_class.sum(axis=0), ref_post.sum(axis=0), rtol=1e-12)
 
 
 def test_confusion_counts_match_numpy(small):
@@ -105,3 +108,22 @@ def test_generator_design_has_distinct_raters_per_item():
     for i in range(0, 500, 37):
         raters = R._rater[R._item_ptr[i]:R._item_ptr[i + 1]]
         assert len(raters) == 5 and len(set(raters)) == 5
+
+
+def test_serial_and_parallel_variants_agree_exactly(small):
+    data, rng = small
+    K = data.n_classes
+    prior = rng.dirichlet(np.ones(K))
+    conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
+    chunk_ptr = np.linspace(0, data.n_items, 5).astype(np.int64)
+    outputs = []
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1))
+    for kernel in (_dawid_skene.e_step, _dawid_skene.e_step.serial):
+        post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
+        partial, partial_class = np.empty((4, data.n_raters, K, K)), np.empty((4, K))
+        kernel(data.item_ptr, data.rater, data.label, np.log(prior), log_lik,
+               chunk_ptr, post, ll, partial, partial_class)
+        outputs.append((post, ll, partial, partial_class))
+    for a, b in zip(*outputs):
+        np.testing.assert_array_equal(a, b)
+    assert _dawid_skene.e_step.pick(10) is _dawid_skene.e_step.serial

@@ -5,11 +5,11 @@ once."""
 import numpy as np
 from numba import njit, prange
 
-from ._common import normalize_log_inplace
+from ._common import normalize_log_inplace, serial_and_parallel
 
 
 @njit(cache=True, nogil=True)
-def _item_posterior(i, item_ptr, rater, label, log_prior, log_confusion, row):
+def _item_posterior(i, item_ptr, rater, label, log_prior, log_likelihood, row):
     """Posterior of item ``i`` into ``row``; returns its log marginal."""
     n_classes = log_prior.shape[0]
     for k in range(n_classes):
@@ -18,13 +18,13 @@ def _item_posterior(i, item_ptr, rater, label, log_prior, log_confusion, row):
         j = rater[n]
         given = label[n]
         for k in range(n_classes):
-            row[k] += log_confusion[j, k, given]
+            row[k] += log_likelihood[j, given, k]
     return normalize_log_inplace(row)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def e_step(item_ptr, rater, label, log_prior, log_confusion, chunk_ptr,
-           posterior, loglik, partial_counts):
+@serial_and_parallel
+def e_step(item_ptr, rater, label, log_prior, log_likelihood, chunk_ptr,
+           posterior, loglik, partial_counts, partial_class):
     """E-step and expected confusion counts in one pass over the ratings.
 
     ``posterior[i, k]`` ∝ π_k Π_n θ_{rater_n}[k, label_n] over the ratings n
@@ -41,14 +41,17 @@ def e_step(item_ptr, rater, label, log_prior, log_confusion, chunk_ptr,
     item_ptr : int64 (n_items + 1,)
     rater, label : int32 (n_ratings,)
     log_prior : float64 (n_classes,)
-    log_confusion : float64 (n_raters, n_classes, n_classes)
-        ``log θ_j[true, given]``.
+    log_likelihood : float64 (n_raters, n_classes, n_classes)
+        ``log θ_j[true, given]`` stored as ``[j, given, true]``, so that the
+        inner loop over the true class reads contiguous memory.
     chunk_ptr : int64 (n_chunks + 1,)
         Items of chunk c are ``chunk_ptr[c]:chunk_ptr[c + 1]``.
     posterior : float64 (n_items, n_classes), output
     loglik : float64 (n_items,), output
     partial_counts : float64 (n_chunks, n_raters, n_classes, n_classes), output
         Indexed ``[chunk, rater, given, true]`` (true last, contiguous).
+    partial_class : float64 (n_chunks, n_classes), output
+        Σ of the posteriors of the chunk's items.
     """
     # Element indexing only in the inner loops: slicing a view per rating
     # costs an atomic reference count that the threads would contend for.
@@ -60,11 +63,14 @@ def e_step(item_ptr, rater, label, log_prior, log_confusion, chunk_ptr,
             for l in range(n_classes):
                 for k in range(n_classes):
                     partial_counts[c, j, l, k] = 0.0
+        for k in range(n_classes):
+            partial_class[c, k] = 0.0
         for i in range(chunk_ptr[c], chunk_ptr[c + 1]):
             loglik[i] = _item_posterior(i, item_ptr, rater, label, log_prior,
-                                        log_confusion, row)
+                                        log_likelihood, row)
             for k in range(n_classes):
                 posterior[i, k] = row[k]
+                partial_class[c, k] += row[k]
             for n in range(item_ptr[i], item_ptr[i + 1]):
                 j = rater[n]
                 given = label[n]
