@@ -20,7 +20,8 @@ Configurations (ids for ``--only``; several may be given, comma separated):
 
 "Exactly N iterations" = ``n_iter=N, tol=-inf``: crowd-kit breaks when
 ``new_loss - old_loss < tol``, so tol=0 would still stop on a plateau.
-Times are wall-clock seconds of ``model.fit(df)`` only (DataFrame built
+Times are wall-clock ("fit s") and process-CPU ("cpu s") seconds of
+``model.fit(df)`` only (DataFrame built
 beforehand; one tiny warm-up fit per method first).  Accuracy is against the
 true labels (synthetic) or the gold file (real; items with gold only).
 
@@ -100,9 +101,10 @@ def warm_up():
 
 
 def run_one(rows, config, dataset, method, item, rater, label, truth, n_iter, full_iter):
+    timing = {}
     labels, secs, model = ck.run_crowdkit(
         method, item, rater, label, n_iter=n_iter, full_iter=full_iter,
-        return_model=True,
+        return_model=True, timing=timing,
     )
     iters = len(getattr(model, "loss_history_", []) or [])
     acc = accuracy(labels, truth)
@@ -117,6 +119,7 @@ def run_one(rows, config, dataset, method, item, rater, label, truth, n_iter, fu
         "mode": ("fixed" if full_iter else "default") if method != "MajorityVote" else "-",
         "iters_run": iters,
         "seconds": secs,
+        "cpu_seconds": timing["cpu"],
         "accuracy": acc,
         "expected": exp,
     }
@@ -127,7 +130,7 @@ def run_one(rows, config, dataset, method, item, rater, label, truth, n_iter, fu
 
 HEADER = (
     f"{'config':<11} {'dataset':<14} {'method':<18} {'ratings':>9} {'items':>7} "
-    f"{'mode':<8} {'iters':>5} {'fit s':>9} {'accuracy':>9} {'expected':>9}"
+    f"{'mode':<8} {'iters':>5} {'fit s':>9} {'cpu s':>9} {'accuracy':>9} {'expected':>9}"
 )
 
 
@@ -138,7 +141,7 @@ def _print_row(r):
         flag = "  MISMATCH"
     print(
         f"{r['config']:<11} {r['dataset']:<14} {r['method']:<18} {r['n_ratings']:>9} "
-        f"{r['n_items']:>7} {r['mode']:<8} {r['iters_run']:>5} {r['seconds']:>9.3f} "
+        f"{r['n_items']:>7} {r['mode']:<8} {r['iters_run']:>5} {r['seconds']:>9.3f} {r['cpu_seconds']:>9.3f} "
         f"{r['accuracy']:>9.4f} {exp:>9}{flag}",
         flush=True,
     )
@@ -160,7 +163,8 @@ def main(argv=None):
 
     print(f"crowd-kit {ck.crowdkit_version()}, pandas {pd.__version__}, numpy "
           f"{np.__version__}, scipy {scipy.__version__}, python "
-          f"{platform.python_version()}, {os.cpu_count()} cpus", flush=True)
+          f"{platform.python_version()}, {os.cpu_count()} cpus, load average "
+          f"{os.getloadavg()[0]:.2f}", flush=True)
     warm_up()
     print(HEADER)
     print("-" * len(HEADER), flush=True)
@@ -186,6 +190,8 @@ def main(argv=None):
             for method in ("MajorityVote", "DawidSkene", "OneCoinDawidSkene", "GLAD"):
                 run_one(rows, "real", name, method, it, r, l, g, 100, False)
 
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} (wall times are only "
+          f"meaningful if it stayed below the cpu count)")
     bad = [r for r in rows if r["expected"] is not None
            and abs(r["accuracy"] - r["expected"]) > 5e-5]
     if bad:
