@@ -180,15 +180,6 @@ class GLAD(CrowdModel):
         self.n_jobs = n_jobs
 
     # -- the model's math -------------------------------------------------------
-    def _check_priors(self):
-        values = (self.alpha_prior_mean, self.alpha_prior_std, self.b_prior_mean,
-                  self.b_prior_std, self.prior_class)
-        if not np.all(np.isfinite(values)):
-            raise ValueError(
-                "The prior parameters (alpha_prior_*, b_prior_*, prior_class) "
-                f"must be finite; got {values!r}."
-            )
-
     def _fixed_prior(self, n_classes):
         """The fixed π, or None when it is learned."""
         if isinstance(self.class_prior, str):
@@ -205,8 +196,7 @@ class GLAD(CrowdModel):
 
     def _prepare(self, data, **fit_params):
         data = super()._prepare(data, **fit_params)
-        self._check_priors()  # validate before any work
-        self._fixed_prior(data.n_classes)
+        self._fixed_prior(data.n_classes)  # validate before any work
         return data
 
     def _init_params(self, data, rng, restart):
@@ -368,5 +358,5 @@ class GLAD(CrowdModel):
         correct = rng.random(data.n_ratings) < expit(t)
         truth = true_class[data.item]
         # A wrong label is uniform over the K - 1 other classes.
-        wrong = (truth + rng.integers(1, K, size=data.n_ratings)) % K
+        wrong = (truth + rng.randint(1, K, size=data.n_ratings)) % K
         return np.where(correct, truth, wrong).astype(np.int32)
