@@ -279,11 +279,52 @@ class GLAD(CrowdModel):
         newton = stats["alpha_hessian"] - precision
         safe = 0.5 * (-stats["alpha_bound"] - precision)
         alpha = alpha - gradient / np.minimum(newton, safe)
+        alpha, log_beta = self._rescale(alpha, stats["log_beta"])
         prior = self._fixed_prior(data.n_classes)
         if prior is None:
             prior = stats["class_counts"] + self.prior_class
             prior = prior / prior.sum()
-        return {"alpha": alpha, "class_prior": prior, "log_beta": stats["log_beta"]}
+        return {"alpha": alpha, "class_prior": prior, "log_beta": log_beta}
+
+    def _rescale(self, alpha, log_beta):
+        """Move along the likelihood's ridge: (α e^s, b - s) for the s that
+        maximises the priors.
+
+        α_j β_i is unchanged, so is the likelihood; only the priors decide
+        the scale, which coordinate-wise updates of α and b reach slowly
+        (a zig-zag along the ridge).  A few safeguarded Newton steps on the
+        1-D prior log density, no data pass; it can only increase.
+        """
+        a_prec = 1.0 / float(self.alpha_prior_std) ** 2
+        b_prec = 1.0 / float(self.b_prior_std) ** 2
+        a_mean, b_mean = float(self.alpha_prior_mean), float(self.b_prior_mean)
+        b_dev_sum = np.sum(log_beta - b_mean)
+        n_items = len(log_beta)
+
+        def value(s):
+            a = alpha * np.exp(s)
+            return (-0.5 * a_prec * np.sum((a - a_mean) ** 2)
+                    - 0.5 * b_prec * (np.sum((log_beta - b_mean) ** 2)
+                                      - 2 * s * b_dev_sum + n_items * s * s))
+
+        s, current = 0.0, value(0.0)
+        for _ in range(20):
+            a = alpha * np.exp(s)
+            grad = -a_prec * np.sum((a - a_mean) * a) + b_prec * (b_dev_sum - n_items * s)
+            hess = -a_prec * np.sum(2 * a * a - a_mean * a) - b_prec * n_items
+            curv = min(hess, -b_prec * n_items)
+            step = float(np.clip(-grad / curv, -1.0, 1.0))
+            while abs(step) > 1e-12:
+                trial = value(s + step)
+                if trial >= current:
+                    break
+                step *= 0.5
+            if abs(step) <= 1e-12:
+                break
+            s, current = s + step, trial
+        if s == 0.0:
+            return alpha, log_beta
+        return alpha * np.exp(s), log_beta - s
 
     def _log_prior(self, params, log_beta):
         """log p(α) + log p(b) + log p(π) (π's Dirichlet up to a constant)."""
