@@ -28,22 +28,25 @@ class GLAD(CrowdModel):
     β_i = exp(b_i) > 0; rater j has an ability α_j (negative: adversarial,
     0: guessing).  Rater j gives the true class with probability
     σ(α_j β_i) and any other class with probability (1 - σ(α_j β_i)) / (K - 1)
-    (Whitehill et al. 2009, eq. (1), in its multi-class form).  Priors:
+    (Whitehill et al. 2009, in its multi-class form).  Priors:
     α_j ~ N(``alpha_prior_mean``, ``alpha_prior_std``²),
-    b_i ~ N(``b_prior_mean``, ``b_prior_std``²), π ~ Dirichlet.
+    b_i ~ N(``b_prior_mean``, ``b_prior_std``²), π uniform or Dirichlet.
 
     Fitting maximises the marginal log posterior
     log p(X | α, b, π) + log p(α) + log p(b) + log p(π), with every z_i summed
-    out, by coordinate ascent that never lets it decrease:
+    out, by coordinate ascent that never lets it decrease, in one pass over
+    the ratings per iteration:
 
-    - local step, per item (one pass over its ratings per Newton step):
-      safeguarded Newton ascent on b_i given α and π, with backtracking;
-      then the posterior over z_i and the item's log marginal likelihood;
-    - one pass by rater: gradient and curvature in α_j of the EM surrogate
-      Q (a weighted logistic regression in α_j);
+    - local step, per item: a safeguarded Newton step on b_i given α and π
+      (backtracking so that the item's term cannot fall), then the
+      posterior over z_i, the item's log marginal likelihood and, while its
+      ratings are in cache, its share of each rater's gradient and
+      curvature of the EM surrogate Q (a weighted logistic regression in
+      α_j);
     - global step: one Newton step per α_j, its curvature bounded below by
       half of Böhning's bound so that Q, hence the objective, cannot fall;
-      closed-form π.
+      a prior-only move along the ridge (α e^s, b - s) that leaves the
+      likelihood unchanged; closed-form π when it is learned.
 
     Parameters
     ----------
@@ -246,6 +249,7 @@ class GLAD(CrowdModel):
             posterior,
             loglik,
             np.empty((0, 0, 3)) if rater_stats is None else rater_stats,
+            np.empty(data.n_ratings),
         )
         return {"proba": posterior, "loglik": loglik, "log_beta": log_beta, "beta": beta}
 

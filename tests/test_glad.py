@@ -73,7 +73,7 @@ def test_item_objective_matches_numpy(n_classes):
         for b in (-1.5, 0.3, 2.0):
             value, grad, hess = kernels.item_objective(
                 start, stop, rater, label, alpha, log_prior, b, np.log(K - 1.0),
-                1.0, 0.7, scratch[0], counts, scratch[2])
+                1.0, 0.7, scratch[0], counts, scratch[2], np.empty(len(rater)))
             f = lambda x: ref_item_objective(r, lab, alpha, log_prior, x, 1.0, 0.7)  # noqa: E731
             h = 1e-4
             assert value == pytest.approx(f(b), rel=1e-12, abs=1e-12)
@@ -95,7 +95,7 @@ def test_item_step_finds_map_b_and_posterior(n_classes):
     loglik = np.empty(n_items)
     stats = np.empty((3, n_raters, 3))
     kernels.item_step(item_ptr, rater, label, alpha, log_prior, 1.0, 1.0, 100, 1e-10,
-                      log_beta, beta, posterior, loglik, stats)
+                      log_beta, beta, posterior, loglik, stats, np.empty(len(rater)))
     np.testing.assert_allclose(beta, np.exp(log_beta))
     for i in range(n_items):
         r, lab = rater[item_ptr[i]:item_ptr[i + 1]], label[item_ptr[i]:item_ptr[i + 1]]

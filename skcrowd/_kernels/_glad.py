@@ -48,11 +48,12 @@ def sigmoid(t):
 
 
 @njit(cache=True, nogil=True)
-def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms):
+def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma):
     """Class-independent sums over one item's ratings at log inverse
     difficulty ``b``.
 
-    Writes ``class_terms[k]`` = Σ_{n: l_n = k} t_n and returns
+    Writes ``class_terms[k]`` = Σ_{n: l_n = k} t_n and ``sigma[n]`` = σ(t_n)
+    (kept for the rater statistics), and returns
     ``(base, slope, curvature)`` = (Σ_n -softplus(t_n) - log(K-1),
     Σ_n -σ_n t_n, Σ_n [-σ_n (1 - σ_n) t_n² - σ_n t_n]).
     """
@@ -73,13 +74,14 @@ def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms):
             base -= np.log1p(e) + log_km1
         slope -= s * t
         curvature -= s * (1.0 - s) * t * t + s * t
+        sigma[n] = s
         class_terms[label[n]] += t
     return base, slope, curvature
 
 
 @njit(cache=True, nogil=True)
 def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
-                   b_mean, b_precision, class_terms, class_counts, weights):
+                   b_mean, b_precision, class_terms, class_counts, weights, sigma):
     """Item i's log posterior in b and its first two derivatives.
 
     Returns ``(value, gradient, hessian)`` of
@@ -99,7 +101,7 @@ def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
             weights[k] = np.exp(log_prior[k])
         return value, gradient, hessian
     base, slope, curvature = item_terms(start, stop, rater, label, alpha, b,
-                                        log_km1, class_terms)
+                                        log_km1, class_terms, sigma)
     for k in range(n_classes):
         weights[k] = log_prior[k] + class_terms[k] + class_counts[k] * log_km1
     top = -np.inf
@@ -127,21 +129,21 @@ def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
 @njit(cache=True, nogil=True)
 def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
              b_precision, max_steps, step_tol, class_terms, class_counts,
-             weights):
+             weights, sigma):
     """Safeguarded Newton ascent on one item's log posterior in b.
 
     A step with a non-negative (or tiny) Hessian falls back to a gradient
     step; every step is capped at ``MAX_STEP`` and halved until the item's
     log posterior does not decrease, so the objective can only go up.
     Returns ``(b, value)`` at the last accepted point; ``weights`` holds the
-    posterior over z_i there.
+    posterior over z_i there and ``sigma[start:stop]`` the σ(t_n).
     """
     class_counts[:] = 0.0
     for n in range(start, stop):
         class_counts[label[n]] += 1.0
     value, gradient, hessian = item_objective(
         start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
-        b_precision, class_terms, class_counts, weights)
+        b_precision, class_terms, class_counts, weights, sigma)
     current = True
     for _ in range(max_steps):
         # The prior alone gives curvature -b_precision; when the likelihood
@@ -160,7 +162,7 @@ def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
             trial = b + step
             t_value, t_gradient, t_hessian = item_objective(
                 start, stop, rater, label, alpha, log_prior, trial, log_km1,
-                b_mean, b_precision, class_terms, class_counts, weights)
+                b_mean, b_precision, class_terms, class_counts, weights, sigma)
             if t_value >= value:
                 accepted = True
                 break
@@ -177,12 +179,12 @@ def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
         # the accepted point in ``weights``.
         value, gradient, hessian = item_objective(
             start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
-            b_precision, class_terms, class_counts, weights)
+            b_precision, class_terms, class_counts, weights, sigma)
     return b, value
 
 
 @njit(cache=True, nogil=True)
-def add_rater_terms(start, stop, rater, label, alpha, beta, weights, out):
+def add_rater_terms(start, stop, rater, label, beta, weights, sigma, out):
     """Add one item's contributions to the α statistics of its raters.
 
     ``out[j]`` += (Σ_n (c_n - σ_n) β, -Σ_n σ_n (1 - σ_n) β², Σ_n β² / 4) over
@@ -192,7 +194,7 @@ def add_rater_terms(start, stop, rater, label, alpha, beta, weights, out):
     b2 = beta * beta
     for n in range(start, stop):
         j = rater[n]
-        s = sigmoid(alpha[j] * beta)
+        s = sigma[n]
         out[j, 0] += (weights[label[n]] - s) * beta
         out[j, 1] -= s * (1.0 - s) * b2
         out[j, 2] += 0.25 * b2
@@ -209,7 +211,7 @@ def n_item_blocks(n_items, n_raters):
 @njit(cache=True, nogil=True, parallel=True)
 def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
               max_steps, step_tol, log_beta, beta, posterior, loglik,
-              rater_stats):
+              rater_stats, sigma):
     """Local step: Newton on every b_i, then its posterior and log marginal.
 
     Parameters
@@ -241,6 +243,8 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
         ``n_blocks = 0`` to skip them (prediction).  Summed over blocks in
         order by the caller, they equal ``rater_step``'s output up to
         rounding.
+    sigma : float64 (n_ratings,), output
+        σ(α_j β_i) of each rating at the final b_i.
     """
     n_items = item_ptr.shape[0] - 1
     n_classes = log_prior.shape[0]
@@ -258,7 +262,7 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
             b, value = fit_item(start, stop, rater, label, alpha, log_prior,
                                 log_beta[i], log_km1, b_mean, b_precision,
                                 max_steps, step_tol, class_terms, class_counts,
-                                weights)
+                                weights, sigma)
             log_beta[i] = b
             beta[i] = np.exp(b)
             d = b - b_mean
@@ -266,8 +270,8 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
             for k in range(n_classes):
                 posterior[i, k] = weights[k]
             if with_raters:
-                add_rater_terms(start, stop, rater, label, alpha, beta[i],
-                                weights, rater_stats[block])
+                add_rater_terms(start, stop, rater, label, beta[i], weights,
+                                sigma, rater_stats[block])
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -318,6 +322,7 @@ def item_marginal(item_ptr, rater, label, alpha, log_prior, nodes, log_weights,
     n_items = item_ptr.shape[0] - 1
     n_classes = log_prior.shape[0]
     n_nodes = nodes.shape[0]
+    sigma = np.empty(rater.shape[0])  # scratch, one slot per rating
     log_km1 = np.log(n_classes - 1.0) if n_classes > 1 else 0.0
     n_blocks = min(n_items, 256)
     for block in prange(n_blocks):
@@ -334,7 +339,7 @@ def item_marginal(item_ptr, rater, label, alpha, log_prior, nodes, log_weights,
                 # Precision 0: the prior term vanishes, leaving log p(y | b).
                 value, _g, _h = item_objective(
                     start, stop, rater, label, alpha, log_prior, nodes[q],
-                    log_km1, 0.0, 0.0, class_terms, class_counts, weights)
+                    log_km1, 0.0, 0.0, class_terms, class_counts, weights, sigma)
                 row[q] = log_weights[q] + value
             top = -np.inf
             for q in range(n_nodes):
