@@ -306,10 +306,10 @@ class GLAD(CrowdModel):
         n_items = len(log_beta)
 
         def value(s):
+            # The b part up to a constant: Σ (b_i - s - μ)² = const - 2sΣ(b_i - μ) + n s².
             a = alpha * np.exp(s)
             return (-0.5 * a_prec * np.sum((a - a_mean) ** 2)
-                    - 0.5 * b_prec * (np.sum((log_beta - b_mean) ** 2)
-                                      - 2 * s * b_dev_sum + n_items * s * s))
+                    - 0.5 * b_prec * (n_items * s * s - 2 * s * b_dev_sum))
 
         s, current = 0.0, value(0.0)
         for _ in range(20):
@@ -317,7 +317,7 @@ class GLAD(CrowdModel):
             grad = -a_prec * np.sum((a - a_mean) * a) + b_prec * (b_dev_sum - n_items * s)
             hess = -a_prec * np.sum(2 * a * a - a_mean * a) - b_prec * n_items
             curv = min(hess, -b_prec * n_items)
-            step = float(np.clip(-grad / curv, -1.0, 1.0))
+            step = min(max(-grad / curv, -1.0), 1.0)
             while abs(step) > 1e-12:
                 trial = value(s + step)
                 if trial >= current:
