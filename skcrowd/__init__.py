@@ -6,12 +6,14 @@ raters, and measure the raters and the items.
 
 from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene
+from ._glad import GLAD
 from ._ratings import Ratings
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DawidSkene",
+    "GLAD",
     "MajorityVote",
     "MeanRating",
     "MedianRating",
