@@ -42,6 +42,13 @@ What one "iteration" is in crowd-kit:
   = ``scipy.optimize.minimize(method="CG", maxiter=m_step_max_iter=25,
   tol=m_step_tol=1e-2)``, Q.  ``labels_``/``probas_`` come from the last
   E-step, i.e. computed *before* the last M-step.
+
+Tie-breaking: labels are ``probas_.idxmax(axis=1)`` -> first column among
+the maxima.  For MajorityVote the column order comes from
+``value_counts().unstack()``: sorted labels under pandas 2.2 (ties -> smallest
+label; rte MV accuracy 0.9187, web 0.7765) but first-appearance/most-frequent
+order under pandas 3.1 (rte 0.8750, web 0.6883).  DawidSkene/GLAD figures
+are the same under both.
 """
 
 from __future__ import annotations
