@@ -165,20 +165,21 @@ class DawidSkene(CrowdModel):
         return {"confusion_counts": counts, "class_counts": posterior.sum(axis=0)}
 
     def _local_step(self, data, params):
-        K = data.n_classes
-        chunk_ptr = item_chunks(data.n_items, data.n_raters * K * K)
+        J, K = data.n_raters, data.n_classes
+        chunk_ptr = item_chunks(data.n_items, J * K * K)
         n_chunks = len(chunk_ptr) - 1
         posterior = np.empty((data.n_items, K))
         loglik = np.empty(data.n_items)
-        partial = np.empty((n_chunks, data.n_raters, K, K))
+        partial = np.empty((n_chunks, J * K, K))
         partial_class = np.empty((n_chunks, K))
+        # [rater, true, given] -> rows (rater, given), columns true: the
+        # kernel's layout, read through each rating's cell index.
+        log_likelihood = np.log(params["confusion"]).transpose(0, 2, 1).reshape(J * K, K)
         kernels.e_step.pick(data.n_ratings)(
             data.item_ptr,
-            data.rater,
-            data.label,
+            data.cell,
             np.log(params["class_prior"]),
-            # [rater, true, given] -> [rater, given, true]: the kernel's layout
-            np.ascontiguousarray(np.log(params["confusion"]).transpose(0, 2, 1)),
+            np.ascontiguousarray(log_likelihood),
             chunk_ptr,
             posterior,
             loglik,
@@ -187,8 +188,11 @@ class DawidSkene(CrowdModel):
         )
         items = {"proba": posterior, "loglik": loglik}
         # chunks summed in a fixed order; back to [rater, true, given]
-        counts = np.ascontiguousarray(partial.sum(axis=0).transpose(0, 2, 1))
-        return items, {"confusion_counts": counts, "class_counts": partial_class.sum(axis=0)}
+        counts = partial.sum(axis=0).reshape(J, K, K).transpose(0, 2, 1)
+        return items, {
+            "confusion_counts": np.ascontiguousarray(counts),
+            "class_counts": partial_class.sum(axis=0),
+        }
 
     def _global_update(self, data, params, stats):
         """M-step: MAP π and θ given expected counts (closed form)."""

@@ -339,6 +339,16 @@ class RatingData:
         return ptr
 
     @cached_property
+    def cell(self):
+        """``rater * n_classes + label`` of each rating (int32): one index
+        for kernels whose per-rater tables are indexed by (rater, label)."""
+        if self.n_raters * self.n_classes >= 2**31:
+            raise ValueError("Too many raters x classes for int32 cell indices.")
+        return (self.rater.astype(np.int32) * np.int32(self.n_classes) + self.label).astype(
+            np.int32
+        )
+
+    @cached_property
     def ratings_per_item(self):
         return np.diff(self.item_ptr)
 

@@ -8,22 +8,8 @@ from numba import njit, prange
 from ._common import normalize_log_inplace, serial_and_parallel
 
 
-@njit(cache=True, nogil=True)
-def _item_posterior(i, item_ptr, rater, label, log_prior, log_likelihood, row):
-    """Posterior of item ``i`` into ``row``; returns its log marginal."""
-    n_classes = log_prior.shape[0]
-    for k in range(n_classes):
-        row[k] = log_prior[k]
-    for n in range(item_ptr[i], item_ptr[i + 1]):
-        j = rater[n]
-        given = label[n]
-        for k in range(n_classes):
-            row[k] += log_likelihood[j, given, k]
-    return normalize_log_inplace(row)
-
-
 @serial_and_parallel
-def e_step(item_ptr, rater, label, log_prior, log_likelihood, chunk_ptr,
+def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
            posterior, loglik, partial_counts, partial_class):
     """E-step and expected confusion counts in one pass over the ratings.
 
@@ -32,50 +18,55 @@ def e_step(item_ptr, rater, label, log_prior, log_likelihood, chunk_ptr,
     (0 for an item with no ratings, since π sums to one).  Items are split
     into fixed chunks (``chunk_ptr``, chosen from the data shape, not from the
     number of threads); chunk c adds P(z_i = ·) of each of its ratings into
-    its own ``partial_counts[c, rater, label, :]``, so threads never share an
-    output and the caller's serial sum over chunks is the same for any
-    number of threads.
+    its own ``partial_counts[c]``, so threads never share an output and the
+    caller's serial sum over chunks is the same for any number of threads.
 
     Parameters
     ----------
     item_ptr : int64 (n_items + 1,)
-    rater, label : int32 (n_ratings,)
+    cell : int32 (n_ratings,)
+        ``rater * n_classes + label`` of each rating: the row of
+        ``log_likelihood`` it reads and of ``partial_counts`` it adds to.
     log_prior : float64 (n_classes,)
-    log_likelihood : float64 (n_raters, n_classes, n_classes)
-        ``log θ_j[true, given]`` stored as ``[j, given, true]``, so that the
-        inner loop over the true class reads contiguous memory.
+    log_likelihood : float64 (n_raters * n_classes, n_classes)
+        ``log θ_j[true, given]`` at row ``j * n_classes + given``, column
+        ``true``: the inner loop over the true class reads contiguous memory.
     chunk_ptr : int64 (n_chunks + 1,)
         Items of chunk c are ``chunk_ptr[c]:chunk_ptr[c + 1]``.
     posterior : float64 (n_items, n_classes), output
     loglik : float64 (n_items,), output
-    partial_counts : float64 (n_chunks, n_raters, n_classes, n_classes), output
-        Indexed ``[chunk, rater, given, true]`` (true last, contiguous).
+    partial_counts : float64 (n_chunks, n_raters * n_classes, n_classes), output
+        Expected counts, laid out as ``log_likelihood``.
     partial_class : float64 (n_chunks, n_classes), output
         Σ of the posteriors of the chunk's items.
     """
     # Element indexing only in the inner loops: slicing a view per rating
     # costs an atomic reference count that the threads would contend for.
     n_classes = log_prior.shape[0]
-    n_raters = partial_counts.shape[1]
+    n_cells = partial_counts.shape[1]
     for c in prange(chunk_ptr.shape[0] - 1):
         row = np.empty(n_classes)  # one buffer per chunk, not a view per item
-        for j in range(n_raters):
-            for l in range(n_classes):
-                for k in range(n_classes):
-                    partial_counts[c, j, l, k] = 0.0
+        for r in range(n_cells):
+            for k in range(n_classes):
+                partial_counts[c, r, k] = 0.0
         for k in range(n_classes):
             partial_class[c, k] = 0.0
         for i in range(chunk_ptr[c], chunk_ptr[c + 1]):
-            loglik[i] = _item_posterior(i, item_ptr, rater, label, log_prior,
-                                        log_likelihood, row)
+            start, stop = item_ptr[i], item_ptr[i + 1]
+            for k in range(n_classes):
+                row[k] = log_prior[k]
+            for n in range(start, stop):
+                r = cell[n]
+                for k in range(n_classes):
+                    row[k] += log_likelihood[r, k]
+            loglik[i] = normalize_log_inplace(row)
             for k in range(n_classes):
                 posterior[i, k] = row[k]
                 partial_class[c, k] += row[k]
-            for n in range(item_ptr[i], item_ptr[i + 1]):
-                j = rater[n]
-                given = label[n]
+            for n in range(start, stop):
+                r = cell[n]
                 for k in range(n_classes):
-                    partial_counts[c, j, given, k] += row[k]
+                    partial_counts[c, r, k] += row[k]
 
 
 @njit(cache=True, nogil=True)
