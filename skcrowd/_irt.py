@@ -64,6 +64,7 @@ HYPER_BOUNDS = {
     "guessing_mean": (-8.0, 4.0),
     "guessing_scale": (np.log(0.05), np.log(5.0)),
 }
+DS_START_GUESSING_MEAN = float(np.log(0.05 / 0.95))
 HYPER_PRIOR_SD = 1.0  # weak N(seed value, 1) on each log scale and on the mean
 CHUNK_BUDGET = 16_000_000  # doubles of expected counts held at once
 PARALLEL_WORK = 2_000_000  # (rating, node) terms above which the local step is threaded
@@ -329,6 +330,11 @@ class IRT3PL(CrowdModel):
             sens[:] = spec[:] = ALPHA_ACC_PRIOR[0]
         if restart == 1:
             sens, spec, prior = self._dawid_skene_start(data, mode)
+            # Dawid–Skene has no guessing: start the guessing population low
+            # (mean λ ≈ 0.05) rather than at the seed's Beta(2, 2) (mean 0.5).
+            # With learn_item_prior=False the population stays at the seed's.
+            if self.learn_item_prior:
+                hyper["guessing_mean"] = DS_START_GUESSING_MEAN
         elif restart >= 2:
             sens = sens + rng.normal(0, 1, J)
             spec = spec + rng.normal(0, 1, J)
@@ -342,10 +348,11 @@ class IRT3PL(CrowdModel):
         if not self.rater_effects:
             sens = np.full(J, sens.mean())
             spec = np.full(J, spec.mean())
-        bad = sens + spec <= 0
-        sens[bad], spec[bad] = ALPHA_SENS_PRIOR[0], ALPHA_SPEC_PRIOR[0]
         if mode == "none":
             prior = 1.0
+        else:
+            bad = sens + spec <= 0
+            sens[bad], spec[bad] = ALPHA_SENS_PRIOR[0], ALPHA_SPEC_PRIOR[0]
         return {"alpha_sens": sens, "alpha_spec": spec, "prior": float(prior), "hyper": hyper}
 
     def _dawid_skene_start(self, data, mode):
@@ -392,6 +399,10 @@ class IRT3PL(CrowdModel):
             pat["ptr"], pat["rater"], pat["label"], pat["count"], log_prior, table,
             chunk_ptr, node_values, counts, proba1, effects, loglik,
         )
+        # Switched-off effects are constants, not averages that round off them.
+        effects[:, 0] = effects[:, 0] if self.difficulty else 0.0
+        effects[:, 1] = effects[:, 1] if self.discrimination else 1.0
+        effects[:, 2] = effects[:, 2] if self.guessing else 0.0
         of = pat["of_item"]
         proba = np.empty((data.n_items, 2))
         proba[:, 1] = proba1[of]

@@ -112,7 +112,8 @@ def _pattern_chunk(
         for k in range(n_joint):
             post[k] = np.exp(post[k] - top)
             total += post[k]
-        loglik[p] = top + np.log(total)
+        # An item without ratings has likelihood 1 exactly (the prior sums to 1).
+        loglik[p] = top + np.log(total) if pattern_ptr[p + 1] > pattern_ptr[p] else 0.0
         positive = 0.0
         for k in range(n_joint):
             post[k] /= total

@@ -60,7 +60,18 @@ def make_irt(
     rng = check_random_state(random_state)
     sens = rng.uniform(*alpha_sens, size=n_raters)
     spec = rng.uniform(*alpha_spec, size=n_raters)
+    # Keep every rater above the spam line (the model's cooperative constraint).
+    for _ in range(100):
+        bad = sens + spec <= 0
+        if not bad.any():
+            break
+        sens[bad] = rng.uniform(*alpha_sens, size=bad.sum())
+        spec[bad] = rng.uniform(*alpha_spec, size=bad.sum())
+    else:
+        raise ValueError("alpha_sens and alpha_spec leave no room above the spam line "
+                         "alpha_sens + alpha_spec > 0.")
     if not params["sens_spec"]:
+        sens = np.abs(sens)
         spec = sens.copy()
     if not params["rater_effects"]:
         sens = np.full(n_raters, sens[0])
