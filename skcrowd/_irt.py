@@ -22,7 +22,7 @@ from numbers import Integral
 import numpy as np
 from scipy.special import expit, log_expit, logit
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import CrowdModel
 from ._kernels import _irt as kernels
@@ -159,9 +159,14 @@ class IRT3PL(CrowdModel):
     max_iter : int, default=500
     tol : float, default=1e-6
         Stop when the marginal log posterior per item changes by less.
+    init : {"seed", "dawid_skene"}, default="seed"
+        Start of the first restart: the seed's prior means (α^sens = 1,
+        α^spec = 2, π = 0.5, item population at the seed's priors) or a
+        Dawid–Skene fit (with a low guessing population when it is learned).
+        The second restart uses the other start.
     n_init : int, default=2
-        Restart 0 starts at the seed's prior means, restart 1 from a
-        Dawid–Skene fit, further restarts at random around the prior means.
+        Restarts; after the two starts above, further restarts perturb the
+        prior means at random.  The highest marginal log posterior is kept.
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
     n_jobs : int, default=None
@@ -206,6 +211,7 @@ class IRT3PL(CrowdModel):
         "rater_effects": ["boolean"],
         "learn_item_prior": ["boolean"],
         "n_quadrature": [Interval(Integral, 1, 60, closed="both"), None],
+        "init": [StrOptions({"seed", "dawid_skene"})],
     }
 
     _min_classes = 2
@@ -221,6 +227,7 @@ class IRT3PL(CrowdModel):
         learn_item_prior=True,
         n_quadrature=None,
         classes=None,
+        init="seed",
         max_iter=500,
         tol=1e-6,
         n_init=2,
@@ -236,6 +243,7 @@ class IRT3PL(CrowdModel):
         self.learn_item_prior = learn_item_prior
         self.n_quadrature = n_quadrature
         self.classes = classes
+        self.init = init
         self.max_iter = max_iter
         self.tol = tol
         self.n_init = n_init
@@ -328,14 +336,18 @@ class IRT3PL(CrowdModel):
         prior = 0.5
         if mode == "one":
             sens[:] = spec[:] = ALPHA_ACC_PRIOR[0]
-        if restart == 1:
+        # Restarts 0 and 1 are the two reliable starts, ``init`` first.
+        start = restart
+        if restart < 2 and self.init == "dawid_skene":
+            start = 1 - restart
+        if start == 1:
             sens, spec, prior = self._dawid_skene_start(data, mode)
             # Dawid–Skene has no guessing: start the guessing population low
             # (mean λ ≈ 0.05) rather than at the seed's Beta(2, 2) (mean 0.5).
             # With learn_item_prior=False the population stays at the seed's.
             if self.learn_item_prior:
                 hyper["guessing_mean"] = DS_START_GUESSING_MEAN
-        elif restart >= 2:
+        elif start >= 2:
             sens = sens + rng.normal(0, 1, J)
             spec = spec + rng.normal(0, 1, J)
             if mode == "one":
