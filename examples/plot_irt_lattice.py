@@ -151,7 +151,11 @@ for col, tag in enumerate(["abc", "ab", "full"]):
         ax.boxplot(sim, showfliers=False)
         ax.plot(np.arange(1, len(obs) + 1), obs, "o", color="tab:red", label="data")
         ax.set_title(f"{tag}: {name} statistic, p = {row['check'].p_values[name]:.3f}")
-        ax.set_xlabel("rater" if name == "rater" else "positive ratings of an item")
+        if name == "ratings":
+            ax.set_xticks(np.arange(1, len(obs) + 1), [str(k) for k in range(len(obs))])
+            ax.set_xlabel("positive ratings of an item (bar: number of items)")
+        else:
+            ax.set_xlabel("rater (bar: positive ratings)")
         ax.set_yscale("log" if name == "ratings" else "linear")
 axes[0, 0].legend()
 fig.suptitle("Caries: posterior predictive replicates (boxes) and data (dots)")
