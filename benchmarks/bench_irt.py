@@ -61,9 +61,17 @@ def crowdkit_ds(ratings):
                                 n_iter=100, full_iter=False)
 
 
+class _Rows(list):
+    """Rows printed as soon as they are measured (a long run keeps its output)."""
+
+    def append(self, row):
+        super().append(row)
+        print("  ".join(row), flush=True)
+
+
 def main():
     warm_up()
-    rows = []
+    rows = _Rows()
     caries = load_caries().ratings
 
     model, seconds = timed(lambda: IRT3PL(random_state=0).fit(caries))
@@ -116,6 +124,7 @@ def main():
                      f"{model.n_iter_} iterations, converged={model.converged_}, "
                      f"accuracy {acc:.4f}"))
 
+    print()
     width = max(len(r[0]) for r in rows)
     for name, seconds, note in rows:
         print(f"{name:<{width}}  {seconds:>9}  {note}")

@@ -509,3 +509,6 @@ def test_make_irt_follows_its_tag():
     assert np.ptp(data.alpha_sens) == 0 and np.all(data.difficulty == 0)
     assert data.ratings.shape == (50, 4)
     assert LATTICE_TAGS[-1] == "full"
+    sparse = make_irt(n_items=50, n_raters=40, ratings_per_item=3, random_state=0)
+    assert sparse.ratings.n_ratings == 150
+    assert np.all(sparse.alpha_sens + sparse.alpha_spec > 0)

@@ -83,7 +83,11 @@ def make_irt(
     guessing = (expit(rng.normal(guessing_mean, guessing_scale, n_items))
                 if params["guessing"] else np.zeros(n_items))
     true_labels = (rng.random(n_items) < prevalence).astype(np.int64)
-    item, rater = random_design(n_items, n_raters, ratings_per_item, rng)
+    # random_design's sparse branch (ratings_per_item * 4 < n_raters) draws with
+    # Generator.integers, which a RandomState lacks: derive a Generator there.
+    design_rng = (np.random.default_rng(rng.randint(0, 2**31 - 1))
+                  if ratings_per_item * 4 < n_raters else rng)
+    item, rater = random_design(n_items, n_raters, ratings_per_item, design_rng)
     z = true_labels[item]
     ability = np.where(z == 1, sens[rater], spec[rater])
     p_correct = guessing[item] + (1 - guessing[item]) * expit(
