@@ -637,10 +637,6 @@ class IRT3PL(CrowdModel):
             "hyper": hyper,
         }
 
-    def _infer_items(self, data):
-        _check_binary(data, fitted=True)
-        return super()._infer_items(data)
-
     # -- simulation -----------------------------------------------------------
     def _sample_labels(self, data, rng):
         """z from the class prior, item effects from each item's posterior
@@ -732,7 +728,7 @@ def _hyper_log_prior(names, vec):
     return float(-0.5 * np.sum(((np.asarray(vec) - seed) / HYPER_PRIOR_SD) ** 2))
 
 
-def _check_binary(data, fitted=False):
+def _check_binary(data):
     if data.n_classes != 2:
         raise ValueError(
             f"IRT3PL needs binary ratings (exactly two classes); got {data.n_classes} "

@@ -1,11 +1,10 @@
 """Posterior predictive checks (skcrowd.checks), model-agnostic."""
 
-import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import NotFittedError
 
 from skcrowd import DawidSkene, IRT3PL, MajorityVote, Ratings
 from skcrowd.checks import check_statistics, posterior_predictive_check

@@ -19,14 +19,6 @@ from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
-def log_sigmoid(x):
-    """log σ(x) without overflow for either sign of x."""
-    if x > 0.0:
-        return -np.log1p(np.exp(-x))
-    return x - np.log1p(np.exp(x))
-
-
-@njit(cache=True, nogil=True)
 def _logaddexp(a, b):
     if a == -np.inf:
         return b
