@@ -141,8 +141,9 @@ for rank, k in enumerate(order, 1):
 # Replicated against observed statistics
 # --------------------------------------
 # Each panel shows the replicates of one statistic (boxes) and the data
-# (red dots).  Dawid–Skene misses the number of X-rays that all five or
-# none of the dentists mark; the models with item difficulty do not.
+# (red dots).  Dawid–Skene under-predicts the X-rays that all five
+# dentists mark (and over-predicts those marked by one, three or four);
+# with item difficulty the replicates cover the data.
 fig, axes = plt.subplots(2, 3, figsize=(13, 6.5), constrained_layout=True)
 for col, tag in enumerate(["abc", "ab", "full"]):
     row = next(r for r in caries_learned if r["model"] == tag)
@@ -153,9 +154,9 @@ for col, tag in enumerate(["abc", "ab", "full"]):
         ax.set_title(f"{tag}: {name} statistic, p = {row['check'].p_values[name]:.3f}")
         if name == "ratings":
             ax.set_xticks(np.arange(1, len(obs) + 1), [str(k) for k in range(len(obs))])
-            ax.set_xlabel("positive ratings of an item (bar: number of items)")
+            ax.set_xlabel("positive ratings of an item (y: number of items)")
         else:
-            ax.set_xlabel("rater (bar: positive ratings)")
+            ax.set_xlabel("rater (y: positive ratings)")
         ax.set_yscale("log" if name == "ratings" else "linear")
 axes[0, 0].legend()
 fig.suptitle("Caries: posterior predictive replicates (boxes) and data (dots)")
