@@ -512,3 +512,16 @@ def test_make_irt_follows_its_tag():
     sparse = make_irt(n_items=50, n_raters=40, ratings_per_item=3, random_state=0)
     assert sparse.ratings.n_ratings == 150
     assert np.all(sparse.alpha_sens + sparse.alpha_spec > 0)
+
+
+def test_starts_seed_and_dawid_skene(caries):
+    seed = IRT3PL.from_tag("ab", n_init=1, max_iter=0).fit(caries)
+    np.testing.assert_array_equal(seed.alpha_sens_, 1.0)
+    np.testing.assert_array_equal(seed.alpha_spec_, 2.0)
+    assert seed.item_prior_ == {"difficulty_scale": 1.0}
+    ds = DawidSkene(max_iter=50).fit(caries)
+    warm = IRT3PL.from_tag("ab", init="dawid_skene", n_init=1, max_iter=0).fit(caries)
+    np.testing.assert_allclose(expit(warm.alpha_sens_), np.clip(ds.confusion_[:, 1, 1], 0.02, 0.98))
+    np.testing.assert_allclose(expit(warm.alpha_spec_), np.clip(ds.confusion_[:, 0, 0], 0.02, 0.98))
+    with pytest.raises(ValueError):
+        IRT3PL(init="nope").fit(caries)
