@@ -7,6 +7,7 @@ raters, and measure the raters and the items.
 from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene
 from ._glad import GLAD
+from ._irt import IRT3PL, lattice, lattice_grid
 from ._ratings import Ratings
 
 __version__ = "0.1.0"
@@ -14,9 +15,12 @@ __version__ = "0.1.0"
 __all__ = [
     "DawidSkene",
     "GLAD",
+    "IRT3PL",
     "MajorityVote",
     "MeanRating",
     "MedianRating",
     "Ratings",
     "__version__",
+    "lattice",
+    "lattice_grid",
 ]

@@ -2,6 +2,7 @@
 
 from ._generators import make_dawid_skene
 from ._glad_generator import make_glad
+from ._irt_generator import make_irt
 from ._loaders import (
     load_bluebirds,
     load_caries,
@@ -20,4 +21,5 @@ __all__ = [
     "load_web",
     "make_dawid_skene",
     "make_glad",
+    "make_irt",
 ]

@@ -1,0 +1,284 @@
+"""IRT3PL arithmetic: the log-probability table of a rating at each
+quadrature node, the per-pattern integral over (z, item effects) that is the
+local step, and the per-rater expected log likelihood with its derivatives.
+
+Notation (DESIGN §6.5).  ``M`` quadrature nodes of the item effects; node
+``m`` has a difficulty ``b[m]``, a discrimination ``d[m]`` and a guessing
+probability λ_m given by ``log_guess[m]`` = log λ_m and ``log_noguess[m]`` =
+log(1 - λ_m).  For a rater with log-odds ability α_z (z = 1: sensitivity,
+z = 0: specificity) let x = d[m] (α_z - b[m]); then
+
+    log P(rating = z | z, m)     = logaddexp(log λ_m, log(1-λ_m) + log σ(x))
+    log P(rating = 1 - z | z, m) = log(1-λ_m) + log σ(-x).
+
+The joint index of (z, m) is ``z * M + m`` everywhere.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, nogil=True)
+def _logaddexp(a, b):
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    if a > b:
+        return a + np.log1p(np.exp(b - a))
+    return b + np.log1p(np.exp(a - b))
+
+
+@njit(cache=True, nogil=True)
+def _log_correct_wrong(x, log_guess, log_noguess):
+    """(log P(correct), log P(wrong)) at discrimination-scaled log-odds x."""
+    correct, wrong, _, _ = _terms(x, log_guess, log_noguess)
+    return correct, wrong
+
+
+@njit(cache=True, nogil=True)
+def _terms(x, log_guess, log_noguess):
+    """log P(correct), log P(wrong), σ(x) and d log P(correct) / dx.
+
+    One exp and one log1p give log σ(±x); guessing adds one of each.
+    """
+    e = np.exp(-abs(x))
+    l1 = np.log1p(e)
+    if x > 0.0:
+        log_s, log_s1, s = -l1, -x - l1, 1.0 / (1.0 + e)
+    else:
+        log_s, log_s1, s = x - l1, -l1, e / (1.0 + e)
+    wrong = log_noguess + log_s1
+    if log_guess == -np.inf:
+        return log_s, wrong, s, 1.0 - s
+    correct = _logaddexp(log_guess, log_noguess + log_s)
+    # d/dx log(λ + (1-λ)σ) = (1-λ)σ(1-σ) / P(correct)
+    slope = np.exp(log_noguess + log_s + log_s1 - correct)
+    return correct, wrong, s, slope
+
+
+@njit(cache=True, nogil=True)
+def rating_log_table(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table):
+    """``table[j, y, z * M + m]`` = log P(rating y | z, node m, rater j).
+
+    Parameters
+    ----------
+    alpha_sens, alpha_spec : float64 (n_raters,)
+    b, d, log_guess, log_noguess : float64 (M,)
+    table : float64 (n_raters, 2, 2 * M), output
+    """
+    n_nodes = b.shape[0]
+    for j in range(alpha_sens.shape[0]):
+        for z in range(2):
+            alpha = alpha_sens[j] if z == 1 else alpha_spec[j]
+            for m in range(n_nodes):
+                x = d[m] * (alpha - b[m])
+                correct, wrong = _log_correct_wrong(x, log_guess[m], log_noguess[m])
+                table[j, z, z * n_nodes + m] = correct
+                table[j, 1 - z, z * n_nodes + m] = wrong
+
+
+@njit(cache=True, nogil=True)
+def _pattern_chunk(
+    c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
+    expected_counts, proba_positive, effect_means, loglik,
+):
+    """The local step on chunk ``c`` of the patterns (see :func:`pattern_posteriors`)."""
+    n_joint = log_prior.shape[0]
+    n_nodes = n_joint // 2
+    out = expected_counts[c]
+    out[:, :, :] = 0.0
+    post = np.empty(n_joint)
+    for p in range(chunk_ptr[c], chunk_ptr[c + 1]):
+        for k in range(n_joint):
+            post[k] = log_prior[k]
+        for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
+            row = table[rater[n], label[n]]
+            for k in range(n_joint):
+                post[k] += row[k]
+        top = -np.inf
+        for k in range(n_joint):
+            if post[k] > top:
+                top = post[k]
+        total = 0.0
+        for k in range(n_joint):
+            post[k] = np.exp(post[k] - top)
+            total += post[k]
+        # An item without ratings has likelihood 1 exactly (the prior sums to 1).
+        loglik[p] = top + np.log(total) if pattern_ptr[p + 1] > pattern_ptr[p] else 0.0
+        positive = 0.0
+        for k in range(n_joint):
+            post[k] /= total
+            if k >= n_nodes:
+                positive += post[k]
+        proba_positive[p] = positive
+        for e in range(3):
+            mean = 0.0
+            for m in range(n_nodes):
+                mean += (post[m] + post[n_nodes + m]) * node_values[e, m]
+            effect_means[p, e] = mean
+        weight = count[p]
+        for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
+            acc = out[rater[n], label[n]]
+            for k in range(n_joint):
+                acc[k] += weight * post[k]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def pattern_posteriors(
+    pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
+    expected_counts, proba_positive, effect_means, loglik,
+):
+    """The local step: integrate (z, item effects) out of each pattern.
+
+    For pattern p (a set of items with the same raters and labels), the log
+    joint over (z, m) is ``log_prior[z*M+m] + Σ_n table[rater_n, label_n,
+    z*M+m]``; its log-sum is the pattern's log marginal likelihood and its
+    normalised exponent the posterior.  Each chunk of patterns adds
+    ``count[p] * posterior`` to its own slice ``expected_counts[c, j, y, :]``
+    for every rating (j, y) of the pattern, so chunks never share an output;
+    the caller sums the chunks in order (results do not depend on threads).
+    The chunks run in parallel; :func:`pattern_posteriors_serial` is the
+    same computation on one thread (for small data, where waking threads
+    costs more than the work).
+
+    Parameters
+    ----------
+    pattern_ptr : int64 (n_patterns + 1,)
+    rater, label : int32 (n_pattern_ratings,)
+    count : float64 (n_patterns,)  items sharing the pattern
+    log_prior : float64 (2 * M,)  log π_z + log w_m
+    table : float64 (n_raters, 2, 2 * M)  from :func:`rating_log_table`
+    chunk_ptr : int64 (n_chunks + 1,)  patterns of chunk c
+    node_values : float64 (3, M)  difficulty, discrimination, guessing per node
+    expected_counts : float64 (n_chunks, n_raters, 2, 2 * M), output
+    proba_positive : float64 (n_patterns,), output  P(z = 1 | ratings)
+    effect_means : float64 (n_patterns, 3), output  posterior means of node_values
+    loglik : float64 (n_patterns,), output
+    """
+    for c in prange(chunk_ptr.shape[0] - 1):
+        _pattern_chunk(c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr,
+                       node_values, expected_counts, proba_positive, effect_means, loglik)
+
+
+@njit(cache=True, nogil=True)
+def pattern_posteriors_serial(
+    pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
+    expected_counts, proba_positive, effect_means, loglik,
+):
+    """:func:`pattern_posteriors` on one thread (identical results)."""
+    for c in range(chunk_ptr.shape[0] - 1):
+        _pattern_chunk(c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr,
+                       node_values, expected_counts, proba_positive, effect_means, loglik)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
+    """Cumulative posterior over the nodes (z summed out), per pattern.
+
+    ``cdf[p, m]`` = P(node <= m | ratings of pattern p); used to draw each
+    item's effects from its posterior when simulating ratings.
+    """
+    n_joint = log_prior.shape[0]
+    n_nodes = n_joint // 2
+    for p in prange(pattern_ptr.shape[0] - 1):
+        post = np.empty(n_joint)
+        for k in range(n_joint):
+            post[k] = log_prior[k]
+        for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
+            row = table[rater[n], label[n]]
+            for k in range(n_joint):
+                post[k] += row[k]
+        top = -np.inf
+        for k in range(n_joint):
+            if post[k] > top:
+                top = post[k]
+        total = 0.0
+        running = 0.0
+        for m in range(n_nodes):
+            total += np.exp(post[m] - top) + np.exp(post[n_nodes + m] - top)
+        for m in range(n_nodes):
+            running += np.exp(post[m] - top) + np.exp(post[n_nodes + m] - top)
+            cdf[p, m] = running / total
+
+
+@njit(cache=True, nogil=True)
+def rater_expected_loglik(
+    expected_counts, alpha_sens, alpha_spec, b, d, log_guess, log_noguess,
+    value, gradient, hessian,
+):
+    """Expected complete-data log likelihood of each rater and its derivatives.
+
+    ``value[g]`` = Σ_{y,z,m} W[g, y, z*M+m] log P(y | z, m; α_g);
+    ``gradient[g, 0]`` / ``hessian[g, 0]`` are the first / second derivative
+    in α^spec (the z = 0 terms), index 1 in α^sens (z = 1).  The Hessian in
+    (α^spec, α^sens) is diagonal because each term involves one of them.
+
+    Parameters
+    ----------
+    expected_counts : float64 (n_groups, 2, 2 * M)  W, summed over chunks
+    alpha_sens, alpha_spec : float64 (n_groups,)
+    value : float64 (n_groups,), output
+    gradient, hessian : float64 (n_groups, 2), output
+    """
+    n_nodes = b.shape[0]
+    for g in range(alpha_sens.shape[0]):
+        total = 0.0
+        for z in range(2):
+            alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
+            grad = 0.0
+            hess = 0.0
+            for m in range(n_nodes):
+                w_correct = expected_counts[g, z, z * n_nodes + m]
+                w_wrong = expected_counts[g, 1 - z, z * n_nodes + m]
+                if w_correct == 0.0 and w_wrong == 0.0:
+                    continue
+                x = d[m] * (alpha - b[m])
+                correct, wrong, s, slope = _terms(x, log_guess[m], log_noguess[m])
+                total += w_correct * correct + w_wrong * wrong
+                s1 = 1.0 - s
+                # d/dx log σ(-x) = -σ(x); d²/dx² = -σ(1-σ).
+                curv_c = slope * (1.0 - 2.0 * s) - slope * slope
+                dm = d[m]
+                grad += dm * (w_correct * slope - w_wrong * s)
+                hess += dm * dm * (w_correct * curv_c - w_wrong * s * s1)
+            gradient[g, z] = grad
+            hessian[g, z] = hess
+        value[g] = total
+
+
+@njit(cache=True, nogil=True)
+def node_gradient(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, log_noguess,
+                  gradient):
+    """Expected log likelihood summed over groups, and its gradient in the
+    item effects at each node.
+
+    ``gradient[0, m]``, ``gradient[1, m]``, ``gradient[2, m]`` are the
+    derivatives in b[m], d[m] and t[m] = logit λ_m.  Used to move the
+    item-population hyperparameters, which set the node values.  Serial, so
+    the sum over groups has one order.
+    """
+    n_nodes = b.shape[0]
+    gradient[:, :] = 0.0
+    total = 0.0
+    for g in range(alpha_sens.shape[0]):
+        for z in range(2):
+            alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
+            for m in range(n_nodes):
+                w_correct = expected_counts[g, z, z * n_nodes + m]
+                w_wrong = expected_counts[g, 1 - z, z * n_nodes + m]
+                if w_correct == 0.0 and w_wrong == 0.0:
+                    continue
+                x = d[m] * (alpha - b[m])
+                correct, wrong, s, slope = _terms(x, log_guess[m], log_noguess[m])
+                total += w_correct * correct + w_wrong * wrong
+                dx = w_correct * slope - w_wrong * s
+                gradient[0, m] += -d[m] * dx
+                gradient[1, m] += (alpha - b[m]) * dx
+                # λ = σ(t): d log(λ + (1-λ)σ(x))/dt = (1-σ(x)) λ(1-λ)/P(correct),
+                # d log(1-λ)/dt = -λ.
+                if log_guess[m] > -np.inf:
+                    lam = np.exp(log_guess[m])
+                    gradient[2, m] += w_correct * (1.0 - s) * lam * np.exp(
+                        log_noguess[m] - correct) - w_wrong * lam
+    return total

@@ -1,0 +1,527 @@
+"""IRT3PL: kernels against numpy, quadrature against brute-force integration,
+the lattice, recovery of simulated parameters, monotone objective, and the
+binary versions of the common checks that cannot be fed binary data."""
+
+import pickle
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import expit, logsumexp
+from scipy.stats import norm, spearmanr
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.model_selection import GridSearchCV, KFold
+
+import skcrowd
+from skcrowd import DawidSkene, IRT3PL, Ratings, lattice, lattice_grid
+from skcrowd._irt import LATTICE_TAGS, _patterns
+from skcrowd._kernels import _irt as kernels
+from skcrowd.datasets import load_caries, make_irt
+
+SEED_TAGS = {
+    "a", "ab", "abc", "abcd", "abcde", "abce", "abd", "abde", "ac", "acd", "ad",
+    "bc", "bcd", "bd", "c", "cd", "d", "full",
+}
+
+
+@contextmanager
+def quiet():
+    """Short runs (small max_iter) stop before convergence on purpose."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
+@pytest.fixture(scope="module")
+def caries():
+    return load_caries().ratings
+
+
+@pytest.fixture(scope="module")
+def small():
+    return make_irt(n_items=300, n_raters=6, ratings_per_item=4, random_state=3)
+
+
+@pytest.fixture(scope="module")
+def caries_fits(caries):
+    """Every lattice model fitted on caries (a few seconds in all)."""
+    return {tag: IRT3PL(**params, random_state=0).fit(caries) for tag, params in lattice()}
+
+
+# -- lattice ------------------------------------------------------------------
+def test_lattice_has_the_seeds_18_models():
+    pairs = list(lattice())
+    assert {tag for tag, _ in pairs} == SEED_TAGS
+    configs = {tuple(sorted(p.items())) for _, p in pairs}
+    assert len(configs) == 18
+    for tag, params in pairs:
+        assert IRT3PL.from_tag(tag).get_params() == IRT3PL(**params).get_params()
+        assert IRT3PL(**params).tag == tag
+    assert len(lattice_grid()) == 18
+
+
+def test_from_tag_flags_and_bad_tag():
+    model = IRT3PL.from_tag("ab", n_quadrature=5)
+    assert not model.guessing and not model.discrimination and model.difficulty
+    assert model.sens_spec and model.rater_effects and model.n_quadrature == 5
+    for bad in ["x", "aa", "", "fullx"]:
+        with pytest.raises(ValueError, match="lattice tag"):
+            IRT3PL.from_tag(bad)
+
+
+# -- kernels against numpy -------------------------------------------------------
+def _numpy_table(sens, spec, b, d, lam):
+    M = len(b)
+    table = np.empty((len(sens), 2, 2 * M))
+    for z, alpha in ((0, spec), (1, sens)):
+        x = d[None, :] * (alpha[:, None] - b[None, :])
+        correct = lam + (1 - lam) * expit(x)
+        table[:, z, z * M:(z + 1) * M] = np.log(correct)
+        table[:, 1 - z, z * M:(z + 1) * M] = np.log(1 - correct)
+    return table
+
+
+@pytest.fixture(scope="module")
+def kernel_case():
+    rng = np.random.default_rng(0)
+    J, M = 4, 6
+    sens, spec = rng.normal(1, 1, J), rng.normal(2, 1, J)
+    b, d, lam = rng.normal(0, 1, M), np.exp(rng.normal(0, 0.3, M)), rng.uniform(0.05, 0.5, M)
+    return sens, spec, b, d, lam
+
+
+def test_rating_log_table_matches_numpy(kernel_case):
+    sens, spec, b, d, lam = kernel_case
+    table = np.empty((len(sens), 2, 2 * len(b)))
+    kernels.rating_log_table(sens, spec, b, d, np.log(lam), np.log1p(-lam), table)
+    np.testing.assert_allclose(table, _numpy_table(sens, spec, b, d, lam), rtol=1e-12)
+    # no guessing: log λ = -inf must stay finite in the table
+    kernels.rating_log_table(sens, spec, b, d, np.full(len(b), -np.inf), np.zeros(len(b)), table)
+    np.testing.assert_allclose(table, _numpy_table(sens, spec, b, d, 0 * lam), rtol=1e-12)
+
+
+def test_pattern_posteriors_match_numpy(kernel_case):
+    sens, spec, b, d, lam = kernel_case
+    rng = np.random.default_rng(1)
+    J, M = len(sens), len(b)
+    table = _numpy_table(sens, spec, b, d, lam)
+    lengths = np.array([3, 0, 2, 4, 1])
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    rater = rng.integers(0, J, ptr[-1]).astype(np.int32)
+    label = rng.integers(0, 2, ptr[-1]).astype(np.int32)
+    count = np.array([1.0, 2.0, 3.0, 1.0, 5.0])
+    log_prior = np.log(np.concatenate([0.7 * np.full(M, 1 / M), 0.3 * np.full(M, 1 / M)]))
+    values = np.stack([b, d, lam])
+    for chunk_ptr in (np.array([0, 5]), np.array([0, 2, 3, 5])):
+        n_chunks = len(chunk_ptr) - 1
+        for kernel in (kernels.pattern_posteriors, kernels.pattern_posteriors_serial):
+            W = np.empty((n_chunks, J, 2, 2 * M))
+            p1, eff, ll = np.empty(5), np.empty((5, 3)), np.empty(5)
+            kernel(ptr, rater, label, count, log_prior, table, chunk_ptr.astype(np.int64),
+                   values, W, p1, eff, ll)
+            W_ref = np.zeros((J, 2, 2 * M))
+            for p in range(5):
+                joint = log_prior + sum(table[rater[n], label[n]] for n in range(ptr[p], ptr[p + 1]))
+                assert ll[p] == pytest.approx(logsumexp(joint), rel=1e-12)
+                post = np.exp(joint - logsumexp(joint))
+                assert p1[p] == pytest.approx(post[M:].sum(), rel=1e-12)
+                np.testing.assert_allclose(eff[p], values @ (post[:M] + post[M:]), rtol=1e-12)
+                for n in range(ptr[p], ptr[p + 1]):
+                    W_ref[rater[n], label[n]] += count[p] * post
+            np.testing.assert_allclose(W.sum(axis=0), W_ref, rtol=1e-12, atol=1e-15)
+    assert ll[1] == pytest.approx(0.0, abs=1e-12)  # an empty pattern has likelihood 1
+
+
+def test_rater_derivatives_match_finite_differences(kernel_case):
+    sens, spec, b, d, lam = kernel_case
+    rng = np.random.default_rng(2)
+    J, M = len(sens), len(b)
+    W = rng.uniform(0, 3, (J, 2, 2 * M))
+    args = (b, d, np.log(lam), np.log1p(-lam))
+
+    def run(s, p):
+        v, g, h = np.empty(J), np.empty((J, 2)), np.empty((J, 2))
+        kernels.rater_expected_loglik(W, s, p, *args, v, g, h)
+        return v, g, h
+
+    v, g, h = run(sens, spec)
+    table = _numpy_table(sens, spec, b, d, lam)
+    np.testing.assert_allclose(v, (W * table).sum(axis=(1, 2)), rtol=1e-12)
+    eps = 1e-6
+    for k, (ds, dp) in enumerate([(0, eps), (eps, 0)]):  # 0: spec, 1: sens
+        vp, gp, _ = run(sens + ds, spec + dp)
+        vm, gm, _ = run(sens - ds, spec - dp)
+        np.testing.assert_allclose(g[:, k], (vp - vm) / (2 * eps), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(h[:, k], (gp[:, k] - gm[:, k]) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+def test_node_gradient_matches_finite_differences(kernel_case):
+    sens, spec, b, d, lam = kernel_case
+    rng = np.random.default_rng(4)
+    J, M = len(sens), len(b)
+    W = rng.uniform(0, 3, (J, 2, 2 * M))
+    t = np.log(lam / (1 - lam))
+
+    def value(b_, d_, t_):
+        grad = np.empty((3, M))
+        return kernels.node_gradient(W, sens, spec, b_, d_, -np.logaddexp(0, -t_),
+                                     -np.logaddexp(0, t_), grad), grad
+
+    v, grad = value(b, d, t)
+    assert v == pytest.approx((W * _numpy_table(sens, spec, b, d, lam)).sum(), rel=1e-12)
+    eps = 1e-6
+    for k in range(3):
+        for m in range(M):
+            shift = [np.zeros(M) for _ in range(3)]
+            shift[k][m] = eps
+            up = value(b + shift[0], d + shift[1], t + shift[2])[0]
+            down = value(b - shift[0], d - shift[1], t - shift[2])[0]
+            assert grad[k, m] == pytest.approx((up - down) / (2 * eps), rel=1e-5, abs=1e-6)
+
+
+def test_patterns_are_exact_compression(caries):
+    model = IRT3PL.from_tag("ab", max_iter=3, n_init=1)
+    with quiet():
+        model.fit(caries)
+    data = model._encode(caries, reset=False)
+    pat = _patterns(data)
+    assert pat["n_patterns"] == 32  # DESIGN §6.5: caries' 3,869 items, 32 patterns
+    assert pat["count"].sum() == caries.shape[0]
+    # compressed log likelihood equals the per-item sum of an uncompressed run
+    item_ll = model.score_samples(caries)
+    for p in range(pat["n_patterns"]):
+        members = np.flatnonzero(pat["of_item"] == p)
+        assert np.ptp(item_ll[members]) == 0.0
+
+
+# -- quadrature -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny():
+    """Four items with 2-3 ratings each, for brute-force integration."""
+    item = np.array([0, 0, 0, 1, 1, 2, 2, 2, 3, 3])
+    rater = np.array([0, 1, 2, 0, 2, 0, 1, 2, 1, 2])
+    label = np.array([1, 1, 0, 0, 0, 1, 0, 1, 1, 1])
+    return Ratings(item, rater, label)
+
+
+def _brute_force(model, ratings, tag):
+    """Per-item marginal likelihood by adaptive numerical integration (scipy)."""
+    sens, spec, pi = model.alpha_sens_, model.alpha_spec_, model.class_prior_[1]
+    prior = model.item_prior_
+    dims = model._dims()
+    out = []
+    for i in range(ratings.shape[0]):
+        sel = ratings.item == i
+        raters, labels = ratings.rater[sel], ratings.label[sel]
+
+        def like(*u):
+            eff = dict(zip(dims, u))
+            b = prior.get("difficulty_scale", 0) * eff.get("difficulty", 0.0)
+            dd = np.exp(prior.get("discrimination_scale", 0) * eff.get("discrimination", 0.0))
+            lam = (expit(prior["guessing_mean"] + prior["guessing_scale"] * eff["guessing"])
+                   if "guessing" in eff else 0.0)
+            total = 0.0
+            for z, alpha, weight in ((1, sens, pi), (0, spec, 1 - pi)):
+                term = weight
+                for j, y in zip(raters, labels):
+                    correct = lam + (1 - lam) * expit(dd * (alpha[j] - b))
+                    term = term * (correct if y == z else 1 - correct)
+                total = total + term
+            density = 1.0
+            for x in u:
+                density = density * norm.pdf(x)
+            return total * density
+
+        opts = {"epsabs": 0, "epsrel": 1e-11, "limit": 200}
+        if len(dims) == 1:
+            value = integrate.quad(like, -12, 12, **opts)[0]
+        elif len(dims) == 2:
+            # Nested adaptive quadrature takes minutes in Python: a 400-point
+            # Gauss–Legendre product rule on [-10, 10]^2 instead (independent
+            # of the Gauss–Hermite grid under test).
+            x, w = np.polynomial.legendre.leggauss(400)
+            x, w = 10 * x, 10 * w
+            u0, u1 = np.meshgrid(x, x, indexing="ij")
+            value = np.sum(np.outer(w, w) * like(u0, u1))
+        else:
+            # Likewise a 160-point product rule on [-8, 8]^3.
+            x, w = np.polynomial.legendre.leggauss(160)
+            x, w = 8 * x, 8 * w
+            u0, u1 = np.meshgrid(x, x, indexing="ij")
+            value = 0.0
+            for xk, wk in zip(x, w):
+                value += wk * np.sum(np.outer(w, w) * like(u0, u1, xk))
+        out.append(np.log(value))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("tag,n_fine", [("ab", 60), ("a", 40), ("full", 24)])
+def test_quadrature_matches_brute_force_integration(tiny, tag, n_fine):
+    model = IRT3PL.from_tag(tag, max_iter=5, n_init=1)
+    with quiet():  # max_iter=5 stops early; parameters are what they are
+        model.fit(tiny)
+    reference = _brute_force(model, tiny, tag)
+    coarse = model.set_params(n_quadrature=3).score_samples(tiny)
+    fine = model.set_params(n_quadrature=n_fine).score_samples(tiny)
+    np.testing.assert_allclose(fine, reference, rtol=1e-6)
+    assert np.abs(fine - reference).max() < np.abs(coarse - reference).max()
+
+
+def test_marginal_likelihood_converges_with_nodes(caries):
+    model = IRT3PL(max_iter=10, n_init=1)
+    with quiet():
+        model.fit(caries)
+    totals = {n: model.set_params(n_quadrature=n).score_samples(caries).sum()
+              for n in (5, 9, 13, 17, 25)}
+    errors = [abs(totals[n] - totals[25]) for n in (5, 9, 13, 17)]
+    assert all(a > b for a, b in zip(errors, errors[1:]))
+    assert errors[-1] < 1e-6 * abs(totals[25])
+
+
+# -- fits on caries ---------------------------------------------------------------
+def test_abc_agrees_with_dawid_skene_on_caries(caries, caries_fits):
+    ds = DawidSkene().fit(caries)
+    irt = caries_fits["abc"]
+    r = np.corrcoef(ds.predict_proba(caries)[:, 1], irt.predict_proba(caries)[:, 1])[0, 1]
+    assert r > 0.99
+    np.testing.assert_allclose(irt.class_prior_, ds.class_prior_, atol=0.01)
+
+
+def test_cooperative_constraint_holds_in_every_fit(caries_fits):
+    for tag, model in caries_fits.items():
+        if model._rater_mode() == "none":  # abde: no rater parameters (α = 0, π = 1)
+            assert np.all(model.alpha_sens_ == 0) and model.class_prior_[1] == 1
+            continue
+        assert np.all(model.alpha_sens_ + model.alpha_spec_ > 0), tag
+        if not model.sens_spec:
+            np.testing.assert_array_equal(model.alpha_sens_, model.alpha_spec_)
+        if not model.rater_effects:
+            assert np.ptp(model.alpha_sens_) == 0 and np.ptp(model.alpha_spec_) == 0
+
+
+def test_objective_never_decreases(caries_fits):
+    for tag, model in caries_fits.items():
+        history = model.objective_history_
+        assert len(history) >= 2
+        assert np.all(np.diff(history) >= -1e-12 * np.abs(history[:-1])), tag
+
+
+def test_objective_never_decreases_on_multi_rater_data(small):
+    with quiet():
+        model = IRT3PL(n_init=1, max_iter=40, tol=0, random_state=0).fit(small.ratings)
+    assert np.all(np.diff(model.objective_history_) >= -1e-12 * np.abs(model.objective_history_[:-1]))
+
+
+def test_reductions_reach_their_item_effects(caries_fits, caries):
+    n = caries.shape[0]
+    full = caries_fits["full"]
+    assert full.item_difficulty_.shape == (n,)
+    assert set(full.item_prior_) == {"difficulty_scale", "discrimination_scale",
+                                     "guessing_mean", "guessing_scale"}
+    abc = caries_fits["abc"]
+    assert abc.item_prior_ == {}
+    np.testing.assert_array_equal(abc.item_difficulty_, 0)
+    np.testing.assert_array_equal(abc.item_discrimination_, 1)
+    np.testing.assert_array_equal(abc.item_guessing_, 0)
+    assert np.all((full.item_guessing_ > 0) & (full.item_guessing_ < 1))
+
+
+def test_seed_priors_give_the_seeds_prevalence(caries):
+    """Held at the seed's priors, π matches the seed's posterior mean (Stan)."""
+    seed_pi = {"abc": 0.196, "ab": 0.206, "a": 0.201, "d": 0.059, "bd": 0.059}
+    for tag, pi in seed_pi.items():
+        model = IRT3PL.from_tag(tag, learn_item_prior=False, random_state=0).fit(caries)
+        assert model.class_prior_[1] == pytest.approx(pi, abs=0.012), tag
+        assert model.item_prior_ == {
+            k: v for k, v in skcrowd._irt.SEED_ITEM_PRIOR.items() if k in model.item_prior_
+        }
+
+
+# -- recovery -----------------------------------------------------------------------
+RECOVERY = dict(difficulty_scale=3.0, guessing_mean=-4.0, guessing_scale=0.5,
+                alpha_sens=(-3.0, 7.0), alpha_spec=(-2.0, 8.0))
+
+
+@pytest.fixture(scope="module")
+def recovery():
+    """The full model on 10,000 items x 8 ratings (20 raters), from the
+    Dawid–Skene start (the seed start reaches the same optimum, slower)."""
+    data = make_irt(n_items=10_000, n_raters=20, ratings_per_item=8, random_state=0,
+                    **RECOVERY)
+    model = IRT3PL(init="dawid_skene", n_init=1, random_state=0).fit(data.ratings)
+    return data, model
+
+
+def test_recovers_simulated_parameters(recovery):
+    data, model = recovery
+    assert model.converged_
+    assert np.abs(model.sensitivity_ - data.sensitivity).max() < 0.05
+    assert np.abs(model.specificity_ - data.specificity).max() < 0.05
+    assert abs(model.class_prior_[1] - data.true_labels.mean()) < 0.02
+
+
+def test_recovers_item_difficulty_ranking(recovery):
+    """Eight binary ratings carry little information on one item's
+    difficulty: even the true parameters rank items only to ~0.81 here.
+    The fit must come within 0.03 of that oracle."""
+    data, model = recovery
+    truth = {"alpha_sens": data.alpha_sens, "alpha_spec": data.alpha_spec,
+             "prior": data.prevalence,
+             "hyper": {"difficulty_scale": 3.0, "discrimination_scale": 0.25,
+                       "guessing_mean": -4.0, "guessing_scale": 0.5}}
+    oracle_items, _ = model._local_step(model._encode(data.ratings, reset=False), truth)
+    oracle = spearmanr(oracle_items["difficulty"], data.difficulty).correlation
+    fitted = spearmanr(model.item_difficulty_, data.difficulty).correlation
+    assert fitted > oracle - 0.03
+    assert fitted > 0.75
+
+
+def test_recovers_dawid_skene_reduction():
+    data = make_irt(n_items=3000, n_raters=10, ratings_per_item=5, tag="abc", random_state=1)
+    model = IRT3PL.from_tag("abc", random_state=0).fit(data.ratings)
+    assert np.abs(model.sensitivity_ - data.sensitivity).max() < 0.06
+    assert np.abs(model.specificity_ - data.specificity).max() < 0.06
+    assert abs(model.class_prior_[1] - data.true_labels.mean()) < 0.02
+
+
+# -- API and binary versions of the common checks ---------------------------------
+def test_non_binary_ratings_raise_a_clear_error():
+    X = np.array([[0, 1, 2], [1, 1, 0]])
+    with pytest.raises(ValueError, match="binary ratings"):
+        IRT3PL().fit(X)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        IRT3PL().fit(np.ones((3, 2)))
+    model = IRT3PL(classes=[0, 1], max_iter=5, n_init=1).fit(np.ones((3, 2)))
+    assert model.predict_proba(np.ones((3, 2))).shape == (3, 2)
+    with pytest.raises(ValueError, match="not one of the classes"):
+        model.predict(np.array([[0, 2]]))
+
+
+def test_binary_common_properties(small):
+    X = small.X
+    X_before = X.copy()
+    model = IRT3PL.from_tag("ab", max_iter=30, random_state=0)
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    params = model.get_params()
+    assert model.fit(X) is model  # fit returns self
+    assert model.get_params() == params  # parameters untouched
+    np.testing.assert_array_equal(X, X_before)  # input untouched
+    assert model.n_features_in_ == X.shape[1]
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :-1])
+    state = dict(model.__dict__)
+    proba = model.predict_proba(X)
+    assert set(state) == set(model.__dict__)  # predict does not change the fit
+    # fit_predict / fit_transform are the final local step of the fit
+    np.testing.assert_array_equal(clone(model).fit_predict(X), model.predict(X))
+    np.testing.assert_allclose(clone(model).fit_transform(X), proba)
+    # idempotent, pickle round trip
+    np.testing.assert_allclose(clone(model).fit(X).predict_proba(X), proba)
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(model)).predict_proba(X), proba)
+    # subset and order invariance of the item-level inference
+    idx = np.random.default_rng(0).permutation(len(X))[:50]
+    np.testing.assert_allclose(model.predict_proba(X[idx]), proba[idx], rtol=1e-12)
+    np.testing.assert_allclose(model.score_samples(X[idx]), model.score_samples(X)[idx], rtol=1e-12)
+    # dtypes, memory layout, read-only input
+    for variant in (X.astype(np.float32), np.asfortranarray(X)):
+        np.testing.assert_allclose(clone(model).fit(variant).predict_proba(variant), proba)
+    read_only = X.copy()
+    read_only.flags.writeable = False
+    np.testing.assert_allclose(model.predict_proba(read_only), proba)
+    strings = np.where(np.isnan(X), None, np.where(X == 1, "yes", "no")).astype(object)
+    fitted = clone(model).fit(strings)
+    assert list(fitted.classes_) == ["no", "yes"]
+    np.testing.assert_allclose(fitted.predict_proba(strings), proba)
+
+
+def test_one_item_and_one_rater(small):
+    model = IRT3PL.from_tag("ab", max_iter=5, n_init=1)
+    with quiet():
+        model.fit(np.array([[0.0, 1.0, 1.0]]))
+    assert model.predict_proba(np.array([[0.0, 1.0, 1.0]])).shape == (1, 2)
+    with quiet():
+        model.fit(np.array([[0.0], [1.0], [1.0]]))
+    assert np.all(np.isfinite(model.score_samples(np.array([[0.0], [1.0]]))))
+
+
+def test_empty_item_gets_prior_and_zero_score(small):
+    model = IRT3PL.from_tag("a", max_iter=20, random_state=0)
+    with quiet():
+        model.fit(small.ratings)
+    X = small.X[:3].copy()
+    X[1] = np.nan
+    np.testing.assert_allclose(model.predict_proba(X)[1], model.class_prior_)
+    assert model.score_samples(X)[1] == 0.0
+
+
+def test_results_do_not_depend_on_n_jobs(small):
+    a = IRT3PL(max_iter=15, n_jobs=1, random_state=0)
+    b = IRT3PL(max_iter=15, n_jobs=2, random_state=0)
+    with quiet():
+        a.fit(small.ratings)
+        b.fit(small.ratings)
+    np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
+    np.testing.assert_array_equal(a.predict_proba(small.ratings), b.predict_proba(small.ratings))
+
+
+def test_parallel_and_serial_local_steps_agree(small, monkeypatch):
+    model = IRT3PL(max_iter=5, n_init=1, random_state=0)
+    with quiet():
+        model.fit(small.ratings)
+    serial = model.score_samples(small.ratings)
+    monkeypatch.setattr(skcrowd._irt, "PARALLEL_WORK", -1)
+    np.testing.assert_array_equal(model.score_samples(small.ratings), serial)
+
+
+def test_sample_keeps_the_design_and_draws_from_the_model(small):
+    model = IRT3PL.from_tag("ab", random_state=0).fit(small.ratings)
+    sim = model.sample(small.ratings, random_state=0)
+    np.testing.assert_array_equal(sim.item, small.ratings.item)
+    np.testing.assert_array_equal(sim.rater, small.ratings.rater)
+    assert set(np.unique(sim.label)) <= {0, 1}
+    dense = model.sample(small.X, random_state=1)
+    np.testing.assert_array_equal(np.isnan(dense), np.isnan(small.X))
+    # the positive rate of replicates matches the data's on average
+    rates = [model.sample(small.ratings, random_state=s).label.mean() for s in range(50)]
+    assert abs(np.mean(rates) - small.ratings.label.mean()) < 0.02
+
+
+def test_grid_search_over_the_lattice(small):
+    grid = GridSearchCV(IRT3PL(max_iter=30, n_init=1, random_state=0),
+                        lattice_grid(["abc", "ab", "abcd"]), cv=KFold(3))
+    with quiet():
+        grid.fit(small.ratings)
+    assert set(grid.cv_results_["mean_test_score"].round(12)) and len(grid.cv_results_["params"]) == 3
+    assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+
+
+def test_make_irt_follows_its_tag():
+    data = make_irt(n_items=50, n_raters=4, ratings_per_item=3, tag="abd", random_state=0)
+    np.testing.assert_array_equal(data.alpha_sens, data.alpha_spec)
+    np.testing.assert_array_equal(data.guessing, 0)
+    np.testing.assert_array_equal(data.discrimination, 1)
+    assert np.std(data.difficulty) > 0
+    data = make_irt(n_items=50, n_raters=4, ratings_per_item=3, tag="abce", random_state=0)
+    assert np.ptp(data.alpha_sens) == 0 and np.all(data.difficulty == 0)
+    assert data.ratings.shape == (50, 4)
+    assert LATTICE_TAGS[-1] == "full"
+    sparse = make_irt(n_items=50, n_raters=40, ratings_per_item=3, random_state=0)
+    assert sparse.ratings.n_ratings == 150
+    assert np.all(sparse.alpha_sens + sparse.alpha_spec > 0)
+
+
+def test_starts_seed_and_dawid_skene(caries):
+    seed = IRT3PL.from_tag("ab", n_init=1, max_iter=0).fit(caries)
+    np.testing.assert_array_equal(seed.alpha_sens_, 1.0)
+    np.testing.assert_array_equal(seed.alpha_spec_, 2.0)
+    assert seed.item_prior_ == {"difficulty_scale": 1.0}
+    ds = DawidSkene(max_iter=50).fit(caries)
+    warm = IRT3PL.from_tag("ab", init="dawid_skene", n_init=1, max_iter=0).fit(caries)
+    np.testing.assert_allclose(expit(warm.alpha_sens_), np.clip(ds.confusion_[:, 1, 1], 0.02, 0.98))
+    np.testing.assert_allclose(expit(warm.alpha_spec_), np.clip(ds.confusion_[:, 0, 0], 0.02, 0.98))
+    with pytest.raises(ValueError):
+        IRT3PL(init="nope").fit(caries)
