@@ -31,14 +31,6 @@ MAX_HALVINGS = 30
 
 
 @njit(cache=True, nogil=True)
-def softplus(t):
-    """log(1 + exp(t)) without overflow."""
-    if t > 0.0:
-        return t + np.log1p(np.exp(-t))
-    return np.log1p(np.exp(t))
-
-
-@njit(cache=True, nogil=True)
 def sigmoid(t):
     """1 / (1 + exp(-t)) without overflow."""
     if t >= 0.0:
