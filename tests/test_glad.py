@@ -358,3 +358,27 @@ def test_cli_aggregate_with_glad(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("item,label,probability")
     assert len(out) == 61
+
+
+def test_make_glad_follows_the_model():
+    data = make_glad(20_000, 40, 5, 3, spammer_fraction=0.2, random_state=11, dense=False)
+    R = data.ratings
+    assert R.shape == (20_000, 40) and R.n_ratings == 100_000
+    assert "X" not in data
+    # Distinct raters per item.
+    pairs = R._item.astype(np.int64) * 40 + R._rater
+    assert len(np.unique(pairs)) == R.n_ratings
+    np.testing.assert_array_equal(data.rater_ability[data.spammer], 0.0)
+    np.testing.assert_allclose(data.item_difficulty, np.exp(-data.log_beta))
+    # The rate of correct labels matches σ(α β) in bins of that probability.
+    item = np.repeat(np.arange(20_000), np.diff(R._item_ptr))
+    p = expit(data.rater_ability[R._rater] * np.exp(data.log_beta[item]))
+    correct = R.label == data.true_labels[item]
+    bins = np.digitize(p, [0.2, 0.4, 0.6, 0.8, 0.95])
+    for b in np.unique(bins):
+        in_bin = bins == b
+        if in_bin.sum() > 2000:
+            assert correct[in_bin].mean() == pytest.approx(p[in_bin].mean(), abs=0.02)
+    # Wrong labels are uniform over the other classes.
+    wrong_offset = (R.label - data.true_labels[item])[~correct] % 3
+    assert np.mean(wrong_offset == 1) == pytest.approx(0.5, abs=0.02)
