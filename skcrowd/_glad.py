@@ -81,7 +81,7 @@ class GLAD(CrowdModel):
         Gauss–Hermite nodes used by :meth:`score_samples` (and
         :meth:`sample`) to integrate b_i over its prior.
     max_iter : int, default=500
-        EM iterations at most (bluebirds needs about 250 to reach ``tol``).
+        EM iterations at most (the shipped data sets need 12 to 25).
     tol : float, default=1e-6
         Stop when the mean log posterior per item changes by less than this.
     n_init : int, default=1
