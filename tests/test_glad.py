@@ -93,7 +93,7 @@ def test_item_step_finds_map_b_and_posterior(n_classes):
     beta = np.empty(n_items)
     posterior = np.empty((n_items, n_classes))
     loglik = np.empty(n_items)
-    stats = np.empty((3, n_raters, 3))
+    stats = np.empty((3, n_raters, 4))
     kernels.item_step(item_ptr, rater, label, alpha, log_prior, 1.0, 1.0, 100, 1e-10,
                       log_beta, beta, posterior, loglik, stats, np.empty(len(rater)))
     np.testing.assert_allclose(beta, np.exp(log_beta))
@@ -111,12 +111,12 @@ def test_item_step_finds_map_b_and_posterior(n_classes):
     np.testing.assert_allclose(posterior[0], np.exp(log_prior))
 
     # The fused rater statistics: the by-rater kernel and a numpy reference.
-    fused = stats.sum(axis=0)
+    fused = np.column_stack([stats[:, :, :3].sum(axis=0), stats[:, :, 3].max(axis=0)])
     order = np.argsort(rater, kind="stable").astype(np.int64)
     ptr = np.zeros(n_raters + 1, dtype=np.int64)
     ptr[1:] = np.cumsum(np.bincount(rater, minlength=n_raters))
     item = np.repeat(np.arange(n_items), np.diff(item_ptr)).astype(np.int32)
-    by_rater = [np.empty(n_raters) for _ in range(3)]
+    by_rater = [np.empty(n_raters) for _ in range(4)]
     kernels.rater_step(ptr, order, item, label, alpha, beta, posterior, *by_rater)
     s = expit(alpha[rater] * beta[item])
     c = posterior[item, label]
@@ -124,6 +124,7 @@ def test_item_step_finds_map_b_and_posterior(n_classes):
         np.bincount(rater, (c - s) * beta[item], minlength=n_raters),
         -np.bincount(rater, s * (1 - s) * beta[item] ** 2, minlength=n_raters),
         np.bincount(rater, beta[item] ** 2 / 4, minlength=n_raters),
+        [beta[item][rater == j].max(initial=0.0) for j in range(n_raters)],
     ], axis=1)
     np.testing.assert_allclose(fused, ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(np.stack(by_rater, axis=1), ref, rtol=1e-12, atol=1e-12)
@@ -358,3 +359,27 @@ def test_cli_aggregate_with_glad(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("item,label,probability")
     assert len(out) == 61
+
+
+def test_make_glad_follows_the_model():
+    data = make_glad(20_000, 40, 5, 3, spammer_fraction=0.2, random_state=11, dense=False)
+    R = data.ratings
+    assert R.shape == (20_000, 40) and R.n_ratings == 100_000
+    assert "X" not in data
+    # Distinct raters per item.
+    pairs = R._item.astype(np.int64) * 40 + R._rater
+    assert len(np.unique(pairs)) == R.n_ratings
+    np.testing.assert_array_equal(data.rater_ability[data.spammer], 0.0)
+    np.testing.assert_allclose(data.item_difficulty, np.exp(-data.log_beta))
+    # The rate of correct labels matches σ(α β) in bins of that probability.
+    item = np.repeat(np.arange(20_000), np.diff(R._item_ptr))
+    p = expit(data.rater_ability[R._rater] * np.exp(data.log_beta[item]))
+    correct = R.label == data.true_labels[item]
+    bins = np.digitize(p, [0.2, 0.4, 0.6, 0.8, 0.95])
+    for b in np.unique(bins):
+        in_bin = bins == b
+        if in_bin.sum() > 2000:
+            assert correct[in_bin].mean() == pytest.approx(p[in_bin].mean(), abs=0.02)
+    # Wrong labels are uniform over the other classes.
+    wrong_offset = (R.label - data.true_labels[item])[~correct] % 3
+    assert np.mean(wrong_offset == 1) == pytest.approx(0.5, abs=0.02)

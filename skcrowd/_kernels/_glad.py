@@ -31,14 +31,6 @@ MAX_HALVINGS = 30
 
 
 @njit(cache=True, nogil=True)
-def softplus(t):
-    """log(1 + exp(t)) without overflow."""
-    if t > 0.0:
-        return t + np.log1p(np.exp(-t))
-    return np.log1p(np.exp(t))
-
-
-@njit(cache=True, nogil=True)
 def sigmoid(t):
     """1 / (1 + exp(-t)) without overflow."""
     if t >= 0.0:
@@ -187,9 +179,9 @@ def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
 def add_rater_terms(start, stop, rater, label, beta, weights, sigma, out):
     """Add one item's contributions to the α statistics of its raters.
 
-    ``out[j]`` += (Σ_n (c_n - σ_n) β, -Σ_n σ_n (1 - σ_n) β², Σ_n β² / 4) over
-    the item's ratings n by rater j, with c_n = ``weights[label_n]``: see
-    :func:`rater_step`.
+    ``out[j, :3]`` += (Σ_n (c_n - σ_n) β, -Σ_n σ_n (1 - σ_n) β², Σ_n β² / 4)
+    over the item's ratings n by rater j, with c_n = ``weights[label_n]``,
+    and ``out[j, 3]`` = max(``out[j, 3]``, β): see :func:`rater_step`.
     """
     b2 = beta * beta
     for n in range(start, stop):
@@ -198,6 +190,8 @@ def add_rater_terms(start, stop, rater, label, beta, weights, sigma, out):
         out[j, 0] += (weights[label[n]] - s) * beta
         out[j, 1] -= s * (1.0 - s) * b2
         out[j, 2] += 0.25 * b2
+        if beta > out[j, 3]:
+            out[j, 3] = beta
 
 
 def n_item_blocks(n_items, n_raters):
@@ -237,12 +231,12 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
     loglik : float64 (n_items,), output
         log p(ratings of i | α, b_i, π) with z_i summed out (0 without
         ratings).
-    rater_stats : float64 (n_blocks, n_raters, 3), output
-        Per block of items, the by-rater sums of :func:`rater_step` at the
-        final b_i and posterior (while the item's ratings are in cache), or
-        ``n_blocks = 0`` to skip them (prediction).  Summed over blocks in
-        order by the caller, they equal ``rater_step``'s output up to
-        rounding.
+    rater_stats : float64 (n_blocks, n_raters, 4), output
+        Per block of items, the by-rater sums (and maximum β) of
+        :func:`rater_step` at the final b_i and posterior (while the item's
+        ratings are in cache), or ``n_blocks = 0`` to skip them
+        (prediction).  Summed (the maximum: maximised) over blocks in order
+        by the caller, they equal ``rater_step``'s output up to rounding.
     sigma : float64 (n_ratings,), output
         σ(α_j β_i) of each rating at the final b_i.
     """
@@ -276,7 +270,7 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
 
 @njit(cache=True, nogil=True, parallel=True)
 def rater_step(rater_ptr, rater_order, item, label, alpha, beta, posterior,
-               gradient, hessian, bound):
+               gradient, hessian, bound, beta_max):
     """By-rater pass: derivatives of the expected complete-data
     log-likelihood Q in each α_j, one rater per thread.
 
@@ -286,7 +280,8 @@ def rater_step(rater_ptr, rater_order, item, label, alpha, beta, posterior,
 
         gradient[j] = Σ_n (c_n - σ_n) β_i,
         hessian[j]  = -Σ_n σ_n (1 - σ_n) β_i²,
-        bound[j]    = Σ_n β_i² / 4  (≥ -Q'' everywhere, since σ(1-σ) ≤ 1/4).
+        bound[j]    = Σ_n β_i² / 4  (≥ -Q'' everywhere, since σ(1-σ) ≤ 1/4),
+        beta_max[j] = max_n β_i  (0 for a rater without ratings).
 
     The priors are added by the caller.
     """
@@ -295,6 +290,7 @@ def rater_step(rater_ptr, rater_order, item, label, alpha, beta, posterior,
         g = 0.0
         h = 0.0
         c2 = 0.0
+        top = 0.0
         if n_classes > 1:
             a = alpha[j]
             for p in range(rater_ptr[j], rater_ptr[j + 1]):
@@ -305,9 +301,12 @@ def rater_step(rater_ptr, rater_order, item, label, alpha, beta, posterior,
                 g += (posterior[i, label[n]] - s) * beta_i
                 h -= s * (1.0 - s) * beta_i * beta_i
                 c2 += 0.25 * beta_i * beta_i
+                if beta_i > top:
+                    top = beta_i
         gradient[j] = g
         hessian[j] = h
         bound[j] = c2
+        beta_max[j] = top
 
 
 @njit(cache=True, nogil=True, parallel=True)
