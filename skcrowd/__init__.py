@@ -6,6 +6,7 @@ raters, and measure the raters and the items.
 
 from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene
+from ._ordinal import OrdinalMixture
 from ._ratings import Ratings
 
 __version__ = "0.1.0"
@@ -15,6 +16,7 @@ __all__ = [
     "MajorityVote",
     "MeanRating",
     "MedianRating",
+    "OrdinalMixture",
     "Ratings",
     "__version__",
 ]
