@@ -47,6 +47,8 @@ class _Problem:
         self.n_items = data.n_items
         self.n_raters = data.n_raters
         self.lower, self.upper, self.value, self.log_spam, self.step = scale
+        self.scale = np.ascontiguousarray(
+            np.vstack([self.lower, self.upper, self.value, self.log_spam]))
         self.item_group = item_group
         self.n_groups = n_groups
         order = np.argsort(item_group, kind="stable")
@@ -443,38 +445,42 @@ class OrdinalMixture(CrowdModel):
         """Run the per-item kernel; returns the new local state."""
         data = problem.data
         mu0, lam0 = self._prior(problem)
-        tau_mean = params["tau_shape"] / params["tau_rate"]
-        tau_log = digamma(params["tau_shape"]) - np.log(params["tau_rate"])
+        tau_shape, tau_rate = params["tau_shape"], params["tau_rate"]
+        tau_mean = tau_shape / tau_rate
         with np.errstate(divide="ignore"):
-            log_eps = np.log(params["eps"])
-            log_1meps = np.log(params["eps_c"])
+            raters = np.column_stack([
+                tau_mean, digamma(tau_shape) - np.log(tau_rate), np.sqrt(tau_mean),
+                np.log(tau_mean), np.log(params["eps"]), np.log(params["eps_c"]),
+            ])
         item_delta = self.difficulty == "item"
-        delta_shape = params["delta_shape"].copy()
-        delta_rate = params["delta_rate"].copy()
-        delta_mean = delta_shape / delta_rate
-        delta_log = digamma(delta_shape) - np.log(delta_rate)
-        mu = params["mu"].copy()
-        lam = params["lam"].copy()
-        n = data.n_ratings
-        omega, omega_c, err, xbar, xvar = (np.empty(n) for _ in range(5))
-        elbo = np.empty(data.n_items)
-        sweep = kernels.item_sweep_parallel if params["parallel"] else kernels.item_sweep_serial
-        sweep(
-            data.item_ptr, data.rater, data.label, problem.lower, problem.upper,
-            problem.value, problem.log_spam, self.link == "ordinal", bool(self.spam),
-            tau_mean, tau_log, np.sqrt(tau_mean), np.log(tau_mean), log_eps, log_1meps,
-            problem.item_group,
-            delta_mean, delta_log, item_delta, delta_shape, delta_rate,
-            float(self.difficulty_shape), float(self.difficulty_rate),
-            mu0, lam0, mu, lam, omega, omega_c, err, xbar, xvar, elbo,
-            int(max_sweeps), float(tol),
-        )
-        items = {"mu": mu, "lam": lam, "omega": omega, "omega_c": omega_c,
-                 "err": err, "elbo": elbo}
+        items = np.empty((data.n_items, 5))
+        items[:, kernels.ITEM_MU] = params["mu"]
+        items[:, kernels.ITEM_LAM] = params["lam"]
         if item_delta:
-            items["delta_shape"] = delta_shape
-            items["delta_rate"] = delta_rate
-        return items
+            items[:, kernels.ITEM_DELTA_SHAPE] = params["delta_shape"]
+            items[:, kernels.ITEM_DELTA_RATE] = params["delta_rate"]
+            groups = np.ones((1, 2))
+        else:
+            groups = np.column_stack([
+                params["delta_shape"] / params["delta_rate"],
+                digamma(params["delta_shape"]) - np.log(params["delta_rate"]),
+            ])
+        out = np.empty((data.n_ratings, 5))
+        hyper = np.array([self.difficulty_shape, self.difficulty_rate, mu0, lam0], dtype=float)
+        sweep = kernels.item_sweep_parallel if params["parallel"] else kernels.item_sweep_serial
+        sweep(data.item_ptr, data.rater, data.label, problem.item_group, problem.scale,
+              raters, groups, items, out, hyper, self.link == "ordinal", bool(self.spam),
+              item_delta, int(max_sweeps), float(tol))
+        state = {
+            "mu": items[:, kernels.ITEM_MU], "lam": items[:, kernels.ITEM_LAM],
+            "elbo": items[:, kernels.ITEM_ELBO], "out": out,
+            "omega": out[:, kernels.OMEGA], "omega_c": out[:, kernels.OMEGA_C],
+            "err": out[:, kernels.ERR],
+        }
+        if item_delta:
+            state["delta_shape"] = items[:, kernels.ITEM_DELTA_SHAPE]
+            state["delta_rate"] = items[:, kernels.ITEM_DELTA_RATE]
+        return state
 
     def _local_step(self, problem, params):
         """One sweep of the item-level updates (x, y, z and per-item δ)."""
@@ -493,9 +499,8 @@ class OrdinalMixture(CrowdModel):
         item_delta_mean = delta_mean[problem.item_group]
         J = data.n_raters
         spam_sum, genuine_sum, error_sum = np.empty(J), np.empty(J), np.empty(J)
-        kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, stats["omega"],
-                   stats["omega_c"], stats["err"], item_delta_mean,
-                   spam_sum, genuine_sum, error_sum)
+        kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, stats["out"],
+                           item_delta_mean, spam_sum, genuine_sum, error_sum)
         rated = problem.rated
         alpha, beta = params["alpha"], params["beta"]
         # q(τ_n) (eq. 4); a rater without ratings keeps the prior.
@@ -506,8 +511,7 @@ class OrdinalMixture(CrowdModel):
             C = problem.n_groups
             g_genuine, g_error = np.empty(C), np.empty(C)
             kernels.group_sums(problem.group_ptr, problem.group_items, data.item_ptr,
-                               data.rater, stats["omega"], stats["err"], shape / rate,
-                               g_genuine, g_error)
+                               data.rater, stats["out"], shape / rate, g_genuine, g_error)
             new["delta_shape"] = self.difficulty_shape + 0.5 * g_genuine
             new["delta_rate"] = self.difficulty_rate + 0.5 * g_error
         if self.spam:

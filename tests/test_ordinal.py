@@ -200,9 +200,11 @@ def test_global_sums_match_numpy(small):
     omega, err = rng.random(n), rng.random(n)
     item_delta = rng.uniform(0.5, 3, data.n_items)
     tau = rng.uniform(0.5, 3, data.n_raters)
+    packed = np.zeros((n, 5))
+    packed[:, kernels.OMEGA], packed[:, kernels.OMEGA_C], packed[:, kernels.ERR] = (
+        omega, 1 - omega, err)
     out = [np.empty(data.n_raters) for _ in range(3)]
-    kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, omega, 1 - omega, err,
-                       item_delta, *out)
+    kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, packed, item_delta, *out)
     J = data.n_raters
     np.testing.assert_allclose(out[0], np.bincount(data.rater, 1 - omega, J))
     np.testing.assert_allclose(out[1], np.bincount(data.rater, omega, J))
@@ -210,7 +212,7 @@ def test_global_sums_match_numpy(small):
     C = problem.n_groups
     g = [np.empty(C), np.empty(C)]
     kernels.group_sums(problem.group_ptr, problem.group_items, data.item_ptr, data.rater,
-                       omega, err, tau, *g)
+                       packed, tau, *g)
     group = problem.item_group[data.item]
     np.testing.assert_allclose(g[0], np.bincount(group, omega, C))
     np.testing.assert_allclose(g[1], np.bincount(group, tau[data.rater] * omega * err, C))

@@ -148,14 +148,20 @@ def _bernoulli_from_logit(t):
 
 
 # -- the per-item variational sweep ----------------------------------------------
+# Column layouts of the packed arrays (packed so that the per-item function
+# takes few arguments: each array argument of a call costs a reference-count
+# increment and decrement, per item, which cost more than the arithmetic).
+SCALE_LOWER, SCALE_UPPER, SCALE_VALUE, SCALE_LOG_SPAM = 0, 1, 2, 3
+RATER_TAU, RATER_LOG_TAU, RATER_SQRT_TAU, RATER_LN_TAU, RATER_LOG_EPS, RATER_LOG_1MEPS = range(6)
+GROUP_DELTA, GROUP_LOG_DELTA = 0, 1
+ITEM_MU, ITEM_LAM, ITEM_ELBO, ITEM_DELTA_SHAPE, ITEM_DELTA_RATE = range(5)
+OMEGA, OMEGA_C, ERR, XBAR, XVAR = range(5)
+HYPER_SHAPE, HYPER_RATE, HYPER_MU, HYPER_LAM = range(4)
+
+
 @njit(cache=True, nogil=True)
-def _update_item(
-    m, item_ptr, rater, label, lower, upper, value, log_spam, ordinal, spam,
-    tau_mean, tau_log, tau_sqrt, tau_loglin, log_eps, log_1meps, item_group, delta_mean, delta_log,
-    item_delta, delta_shape, delta_rate, prior_shape, prior_rate,
-    mu0, lam0, mu, lam, omega, omega_c, err, xbar, xvar, elbo,
-    max_sweeps, tol,
-):
+def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
+                 out, hyper, ordinal, spam, item_delta, max_sweeps, tol):
     """Coordinate updates of item ``m``'s factors, ``max_sweeps`` times at most.
 
     One sweep, with the rater factors fixed: q(x_n | y=1) = TN(μ_m, 1/ρ_n)
@@ -164,200 +170,191 @@ def _update_item(
     Each step maximises the lower bound over one factor, so F never falls.
     Stops early when μ_m (and δ̄_m) move by less than ``tol``.  Then writes
     the item's share of F: its ratings' terms, the Gaussian KL of z_m and,
-    per item, the gamma KL of δ_m; and per rating E[(x - z)²] into ``err``.
+    per item, the gamma KL of δ_m; and per rating E[(x - z)²].
     """
     start = item_ptr[m]
     stop = item_ptr[m + 1]
+    mu0 = hyper[HYPER_MU]
+    lam0 = hyper[HYPER_LAM]
+    state = items[m]
     if item_delta:
-        d_mean = delta_shape[m] / delta_rate[m]
-        d_log = digamma(delta_shape[m]) - math.log(delta_rate[m])
+        d_mean = state[ITEM_DELTA_SHAPE] / state[ITEM_DELTA_RATE]
+        d_log = digamma(state[ITEM_DELTA_SHAPE]) - math.log(state[ITEM_DELTA_RATE])
     else:
         c = item_group[m]
-        d_mean = delta_mean[c]
-        d_log = delta_log[c]
+        d_mean = groups[c, GROUP_DELTA]
+        d_log = groups[c, GROUP_LOG_DELTA]
     if stop == start:
-        mu[m] = mu0
-        lam[m] = lam0
-        elbo[m] = 0.0
+        state[ITEM_MU] = mu0
+        state[ITEM_LAM] = lam0
+        state[ITEM_ELBO] = 0.0
         return
     ratings_part = 0.0
     for sweep in range(max_sweeps):
-        mu_old = mu[m]
+        mu_old = state[ITEM_MU]
         d_old = d_mean
         d_sqrt = math.sqrt(d_mean)
-        d_loglin = math.log(d_mean)
-        nu = mu[m]
-        lam_m = lam[m]
+        d_ln = math.log(d_mean)
+        nu = state[ITEM_MU]
+        lam_m = state[ITEM_LAM]
         weight = 0.0   # Σ τ̄ ω
         weight_x = 0.0  # Σ τ̄ ω x̄
         ratings_part = 0.0
         for n in range(start, stop):
-            j = rater[n]
+            rt = raters[rater[n]]
             r = label[n]
-            rho = tau_mean[j] * d_mean
+            o = out[n]
+            tau = rt[RATER_TAU]
+            rho = tau * d_mean
             if ordinal:
-                s = tau_sqrt[j] * d_sqrt
-                log_z, m1, v1, m2 = truncnorm_std((lower[r] - nu) * s, (upper[r] - nu) * s)
-                xbar[n] = nu + m1 / s
-                xvar[n] = v1 / rho
+                s = rt[RATER_SQRT_TAU] * d_sqrt
+                log_z, m1, v1, m2 = truncnorm_std((scale[SCALE_LOWER, r] - nu) * s,
+                                                  (scale[SCALE_UPPER, r] - nu) * s)
+                o[XBAR] = nu + m1 / s
+                o[XVAR] = v1 / rho
                 # entropy of TN = log √(2π/ρ) + log Z + E[t²]/2
-                entropy = 0.5 * (LOG_2PI - tau_loglin[j] - d_loglin) + log_z + 0.5 * m2
-                t = (log_eps[j] - log_1meps[j] - log_spam[r]
-                     + 0.5 * (tau_log[j] + d_log - tau_loglin[j] - d_loglin)
+                entropy = 0.5 * (LOG_2PI - rt[RATER_LN_TAU] - d_ln) + log_z + 0.5 * m2
+                t = (rt[RATER_LOG_EPS] - rt[RATER_LOG_1MEPS] - scale[SCALE_LOG_SPAM, r]
+                     + 0.5 * (rt[RATER_LOG_TAU] + d_log - rt[RATER_LN_TAU] - d_ln)
                      - 0.5 * rho / lam_m + log_z)
             else:
-                xbar[n] = value[r]
-                xvar[n] = 0.0
+                o[XBAR] = scale[SCALE_VALUE, r]
+                o[XVAR] = 0.0
                 entropy = 0.0
-                dev = value[r] - nu
-                t = (log_eps[j] - log_1meps[j] - log_spam[r]
-                     + 0.5 * (tau_log[j] + d_log - LOG_2PI)
+                dev = scale[SCALE_VALUE, r] - nu
+                t = (rt[RATER_LOG_EPS] - rt[RATER_LOG_1MEPS] - scale[SCALE_LOG_SPAM, r]
+                     + 0.5 * (rt[RATER_LOG_TAU] + d_log - LOG_2PI)
                      - 0.5 * rho * (dev * dev + 1.0 / lam_m))
             if spam:
                 w, wc, log_w, log_wc = _bernoulli_from_logit(t)
             else:
                 w, wc, log_w, log_wc = 1.0, 0.0, 0.0, -np.inf
-            omega[n] = w
-            omega_c[n] = wc
-            # F terms that do not involve z or δ: E ln p(y) + E ln p(x|y=1)
-            # parts + spam term + entropies of q(x | y=1) and q(y).
+            o[OMEGA] = w
+            o[OMEGA_C] = wc
+            # F terms that do not involve z or δ: E ln p(y), the τ part of
+            # E ln p(x | y=1), the spam term, entropies of q(x | y=1), q(y).
             if w > 0.0:
-                ratings_part += w * (log_eps[j] + 0.5 * tau_log[j] - LOG_SQRT_2PI
-                                     + entropy - log_w)
+                ratings_part += w * (rt[RATER_LOG_EPS] + 0.5 * rt[RATER_LOG_TAU]
+                                     - LOG_SQRT_2PI + entropy - log_w)
             if wc > 0.0:
-                ratings_part += wc * (log_1meps[j] + log_spam[r] - log_wc)
-            weight += tau_mean[j] * w
-            weight_x += tau_mean[j] * w * xbar[n]
-        lam[m] = lam0 + d_mean * weight
-        mu[m] = (mu0 * lam0 + d_mean * weight_x) / lam[m]
+                ratings_part += wc * (rt[RATER_LOG_1MEPS] + scale[SCALE_LOG_SPAM, r] - log_wc)
+            weight += tau * w
+            weight_x += tau * w * o[XBAR]
+        state[ITEM_LAM] = lam0 + d_mean * weight
+        state[ITEM_MU] = (mu0 * lam0 + d_mean * weight_x) / state[ITEM_LAM]
         if item_delta:
             count = 0.0
             total = 0.0
             for n in range(start, stop):
-                dev = xbar[n] - mu[m]
-                e = xvar[n] + dev * dev + 1.0 / lam[m]
-                count += omega[n]
-                total += tau_mean[rater[n]] * omega[n] * e
-            delta_shape[m] = prior_shape + 0.5 * count
-            delta_rate[m] = prior_rate + 0.5 * total
-            d_mean = delta_shape[m] / delta_rate[m]
-            d_log = digamma(delta_shape[m]) - math.log(delta_rate[m])
-        if abs(mu[m] - mu_old) < tol and abs(d_mean - d_old) < tol * d_old:
+                o = out[n]
+                dev = o[XBAR] - state[ITEM_MU]
+                e = o[XVAR] + dev * dev + 1.0 / state[ITEM_LAM]
+                count += o[OMEGA]
+                total += raters[rater[n], RATER_TAU] * o[OMEGA] * e
+            state[ITEM_DELTA_SHAPE] = hyper[HYPER_SHAPE] + 0.5 * count
+            state[ITEM_DELTA_RATE] = hyper[HYPER_RATE] + 0.5 * total
+            d_mean = state[ITEM_DELTA_SHAPE] / state[ITEM_DELTA_RATE]
+            d_log = digamma(state[ITEM_DELTA_SHAPE]) - math.log(state[ITEM_DELTA_RATE])
+        if abs(state[ITEM_MU] - mu_old) < tol and abs(d_mean - d_old) < tol * d_old:
             break
     # Terms with z and δ, at the final q(z_m), q(δ_m).
-    inv_lam = 1.0 / lam[m]
+    mu_m = state[ITEM_MU]
+    inv_lam = 1.0 / state[ITEM_LAM]
     for n in range(start, stop):
-        dev = xbar[n] - mu[m]
-        e = xvar[n] + dev * dev + inv_lam
-        err[n] = e
-        ratings_part += omega[n] * (0.5 * d_log - 0.5 * tau_mean[rater[n]] * d_mean * e)
-    dev0 = mu[m] - mu0
+        o = out[n]
+        dev = o[XBAR] - mu_m
+        e = o[XVAR] + dev * dev + inv_lam
+        o[ERR] = e
+        ratings_part += o[OMEGA] * (0.5 * d_log - 0.5 * raters[rater[n], RATER_TAU] * d_mean * e)
+    dev0 = mu_m - mu0
     total = ratings_part + 0.5 * math.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (
         dev0 * dev0 + inv_lam)
     if item_delta:
-        total -= gamma_kl(delta_shape[m], delta_rate[m], prior_shape, prior_rate)
-    elbo[m] = total
+        total -= gamma_kl(state[ITEM_DELTA_SHAPE], state[ITEM_DELTA_RATE],
+                          hyper[HYPER_SHAPE], hyper[HYPER_RATE])
+    state[ITEM_ELBO] = total
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def item_sweep_parallel(
-    item_ptr, rater, label, lower, upper, value, log_spam, ordinal, spam,
-    tau_mean, tau_log, tau_sqrt, tau_loglin, log_eps, log_1meps, item_group, delta_mean, delta_log,
-    item_delta, delta_shape, delta_rate, prior_shape, prior_rate,
-    mu0, lam0, mu, lam, omega, omega_c, err, xbar, xvar, elbo,
-    max_sweeps, tol,
-):
+def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, groups, items,
+                        out, hyper, ordinal, spam, item_delta, max_sweeps, tol):
     """Local step over every item, items in parallel (see ``_update_item``).
 
     Parameters
     ----------
     item_ptr : int64 (n_items + 1,)
     rater, label : int32 (n_ratings,)
-    lower, upper : float64 (n_classes,)
-        Bin of each label code, [b_{k-1}, b_k).
-    value : float64 (n_classes,)
-        Scale value of each code (the observed x of the Gaussian link).
-    log_spam : float64 (n_classes,)
-        log π_k (divided by the bin width for the Gaussian link).
-    ordinal, spam : bool
-    tau_mean, tau_log, tau_sqrt, tau_loglin, log_eps, log_1meps : float64 (n_raters,)
-        E τ, E ln τ, ln ε, ln(1 - ε) per rater.
-    item_group : int32 (n_items,); delta_mean, delta_log : float64 (n_groups,)
-    item_delta : bool
-        Per-item difficulty: q(δ_m) is local, in ``delta_shape``/``delta_rate``.
-    delta_shape, delta_rate : float64 (n_items,), in/out
-    prior_shape, prior_rate, mu0, lam0 : float
-    mu, lam : float64 (n_items,), in/out
-        q(z_m); the input mean is where the sweep starts.
-    omega, omega_c, err, xbar, xvar : float64 (n_ratings,), output
-    elbo : float64 (n_items,), output
-    max_sweeps : int; tol : float
+    item_group : int32 (n_items,)
+        Difficulty category of each item (ignored with ``item_delta``).
+    scale : float64 (4, n_classes)
+        Per label code: bin [b_{k-1}, b_k), the scale value (the observed x
+        of the Gaussian link) and log π_k (over the bin width for the
+        Gaussian link).
+    raters : float64 (n_raters, 6)
+        E τ, E ln τ, √(E τ), ln E τ, ln ε, ln(1 - ε).
+    groups : float64 (n_groups, 2)
+        E δ_c, E ln δ_c.
+    items : float64 (n_items, 5), in/out
+        μ_m, λ_m of q(z_m) (the sweep starts at μ_m), F share (output),
+        and q(δ_m)'s shape and rate with ``item_delta``.
+    out : float64 (n_ratings, 5), output
+        ω, 1 - ω, E[(x - z)²], E x and Var x of q(x | y=1).
+    hyper : float64 (4,)
+        φ, η, μ, λ.
+    ordinal, spam, item_delta : bool
+    max_sweeps : int
+    tol : float
     """
     for m in prange(item_ptr.shape[0] - 1):
-        _update_item(
-            m, item_ptr, rater, label, lower, upper, value, log_spam, ordinal, spam,
-            tau_mean, tau_log, tau_sqrt, tau_loglin, log_eps, log_1meps, item_group, delta_mean, delta_log,
-            item_delta, delta_shape, delta_rate, prior_shape, prior_rate,
-            mu0, lam0, mu, lam, omega, omega_c, err, xbar, xvar, elbo,
-            max_sweeps, tol,
-        )
+        _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
+                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol)
 
 
 @njit(cache=True, nogil=True)
-def item_sweep_serial(
-    item_ptr, rater, label, lower, upper, value, log_spam, ordinal, spam,
-    tau_mean, tau_log, tau_sqrt, tau_loglin, log_eps, log_1meps, item_group, delta_mean, delta_log,
-    item_delta, delta_shape, delta_rate, prior_shape, prior_rate,
-    mu0, lam0, mu, lam, omega, omega_c, err, xbar, xvar, elbo,
-    max_sweeps, tol,
-):
+def item_sweep_serial(item_ptr, rater, label, item_group, scale, raters, groups, items,
+                      out, hyper, ordinal, spam, item_delta, max_sweeps, tol):
     """Serial twin of :func:`item_sweep_parallel` (for threaded restarts)."""
     for m in range(item_ptr.shape[0] - 1):
-        _update_item(
-            m, item_ptr, rater, label, lower, upper, value, log_spam, ordinal, spam,
-            tau_mean, tau_log, tau_sqrt, tau_loglin, log_eps, log_1meps, item_group, delta_mean, delta_log,
-            item_delta, delta_shape, delta_rate, prior_shape, prior_rate,
-            mu0, lam0, mu, lam, omega, omega_c, err, xbar, xvar, elbo,
-            max_sweeps, tol,
-        )
+        _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
+                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol)
 
 
 # -- the global update's sums ------------------------------------------------------
 @njit(cache=True, nogil=True)
-def rater_sums(rater_ptr, rater_order, item, omega, omega_c, err,
-               item_delta_mean, spam_sum, genuine_sum, error_sum):
+def rater_sums(rater_ptr, rater_order, item, out, item_delta_mean,
+               spam_sum, genuine_sum, error_sum):
     """Per rater j: Σ ω, Σ (1 - ω) and Σ δ̄_{c(m)} ω E[(x - z)²] over j's
-    ratings (the statistics of q(τ_j) and ε_j).  Serial: a cheap pass of
-    multiply-adds (waking threads costs more than it saves here)."""
+    ratings (the statistics of q(τ_j) and ε_j); ``out`` as written by the
+    sweep.  Serial: a cheap pass of multiply-adds (waking threads costs more
+    than it saves here)."""
     for j in range(rater_ptr.shape[0] - 1):
         genuine = 0.0
         spammy = 0.0
         error = 0.0
         for p in range(rater_ptr[j], rater_ptr[j + 1]):
             n = rater_order[p]
-            genuine += omega[n]
-            spammy += omega_c[n]
-            error += item_delta_mean[item[n]] * omega[n] * err[n]
+            genuine += out[n, OMEGA]
+            spammy += out[n, OMEGA_C]
+            error += item_delta_mean[item[n]] * out[n, OMEGA] * out[n, ERR]
         genuine_sum[j] = genuine
         spam_sum[j] = spammy
         error_sum[j] = error
 
 
 @njit(cache=True, nogil=True)
-def group_sums(group_ptr, group_items, item_ptr, rater, omega, err, tau_mean,
+def group_sums(group_ptr, group_items, item_ptr, rater, out, tau_mean,
                genuine_sum, error_sum):
     """Per group c: Σ ω and Σ τ̄_n ω E[(x - z)²] over the ratings of its items
     (the statistics of q(δ_c)); items of group c are
-    ``group_items[group_ptr[c]:group_ptr[c + 1]]``.  Serial: a cheap pass of
-    multiply-adds, in a fixed order."""
+    ``group_items[group_ptr[c]:group_ptr[c + 1]]``.  Serial, in a fixed order."""
     for c in range(group_ptr.shape[0] - 1):
         genuine = 0.0
         error = 0.0
         for p in range(group_ptr[c], group_ptr[c + 1]):
             m = group_items[p]
             for n in range(item_ptr[m], item_ptr[m + 1]):
-                genuine += omega[n]
-                error += tau_mean[rater[n]] * omega[n] * err[n]
+                genuine += out[n, OMEGA]
+                error += tau_mean[rater[n]] * out[n, OMEGA] * out[n, ERR]
         genuine_sum[c] = genuine
         error_sum[c] = error
 
