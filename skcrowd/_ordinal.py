@@ -85,8 +85,11 @@ class OrdinalMixture(CrowdModel):
     link : {"ordinal", "gaussian"}, default="ordinal"
         ``"ordinal"``: ratings are thresholded latent Gaussians.
         ``"gaussian"``: the rating value itself is the observed x (the
-        ablation of the seed's Fig. 3); the spam component is then the
-        uniform density on [b_0, b_K].
+        ablation of the seed's Fig. 3), with a uniform rounding error over
+        its bin (variance width²/12, Sheppard's correction; without it the
+        precision of a rater whose integer ratings match the item means
+        grows without bound); the spam component is then the uniform
+        density π_k / width_k over the bins.
     thresholds : array-like of shape (n_classes + 1,), default=None
         b_0 < b_1 < ... < b_K.  Default: half-way between consecutive scale
         values, with b_0 and b_K half a step outside (0.5, 1.5, ..., 5.5 for

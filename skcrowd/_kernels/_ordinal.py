@@ -218,13 +218,18 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
                      + 0.5 * (rt[RATER_LOG_TAU] + d_log - rt[RATER_LN_TAU] - d_ln)
                      - 0.5 * rho / lam_m + log_z)
             else:
+                # x = the value plus a uniform rounding error over its bin
+                # (variance width²/12, Sheppard's correction): without it a
+                # rater whose integer ratings match the item means exactly
+                # drives τ to infinity.
+                width = scale[SCALE_UPPER, r] - scale[SCALE_LOWER, r]
                 o[XBAR] = scale[SCALE_VALUE, r]
-                o[XVAR] = 0.0
+                o[XVAR] = width * width / 12.0
                 entropy = 0.0
                 dev = scale[SCALE_VALUE, r] - nu
                 t = (rt[RATER_LOG_EPS] - rt[RATER_LOG_1MEPS] - scale[SCALE_LOG_SPAM, r]
                      + 0.5 * (rt[RATER_LOG_TAU] + d_log - LOG_2PI)
-                     - 0.5 * rho * (dev * dev + 1.0 / lam_m))
+                     - 0.5 * rho * (dev * dev + o[XVAR] + 1.0 / lam_m))
             if spam:
                 w, wc, log_w, log_wc = _bernoulli_from_logit(t)
             else:
@@ -378,8 +383,9 @@ def item_loglik(item_ptr, rater, label, lower, upper, value, log_spam, ordinal,
     on the peak alone (adaptive Gauss–Hermite) misses by several percent.
     δ: the nodes ``item_delta_scale[m] * delta_nodes`` with log weights that
     sum to 0 in linear space (one node of weight 1 for a plugged-in δ̄).
-    p(r | z, δ) = ε Φ-mass of r's bin under N(z, 1/(τ̄ δ)) + (1 - ε) π_r,
-    or the Gaussian density of the value for the Gaussian link.
+    p(r | z, δ) = ε Φ-mass of r's bin under N(z, 1/(τ̄ δ)) + (1 - ε) π_r; for
+    the Gaussian link the Gaussian density of the value times the bin width
+    (``log_spam`` is then log π_r minus the log width, as in the fit).
     """
     n_items = item_ptr.shape[0] - 1
     n_gl = gl_nodes.shape[0]
@@ -423,15 +429,21 @@ def item_loglik(item_ptr, rater, label, lower, upper, value, log_spam, ordinal,
                         j = rater[n]
                         r = label[n]
                         rho = tau_mean[j] * delta
+                        log_spam_mass = log_spam[r]
                         if ordinal:
                             s = math.sqrt(rho)
                             log_lik = log_bin_mass((lower[r] - z) * s, (upper[r] - z) * s)
                         else:
+                            # densities times the bin width: the midpoint-rule
+                            # mass of the bin, so the K levels' masses sum to ~1
                             dev = value[r] - z
-                            log_lik = 0.5 * (math.log(rho) - LOG_2PI) - 0.5 * rho * dev * dev
+                            log_width = math.log(upper[r] - lower[r])
+                            log_lik = (0.5 * (math.log(rho) - LOG_2PI) - 0.5 * rho * dev * dev
+                                       + log_width)
+                            log_spam_mass += log_width
                         if eps[j] < 1.0:
                             a = math.log(eps[j]) + log_lik if eps[j] > 0.0 else -np.inf
-                            b = math.log1p(-eps[j]) + log_spam[r]
+                            b = math.log1p(-eps[j]) + log_spam_mass
                             h = max(a, b)
                             log_lik = h + math.log(math.exp(a - h) + math.exp(b - h))
                         total += log_lik
