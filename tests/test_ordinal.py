@@ -112,7 +112,8 @@ def test_truncnorm_far_tails_match_high_precision(lo, hi):
 
 # -- the item sweep against a numpy reference -------------------------------------------
 def _reference_sweep(data, lower, upper, value, log_spam, ordinal, spam, tau_mean, tau_log,
-                     eps, item_group, delta_mean, delta_log, mu_in, mu0, lam0, lam_in):
+                     eps, item_group, delta_mean, delta_log, mu_in, mu0, lam0, lam_in,
+                     item_prior=None):
     """One sweep of the updates with scipy/numpy, per rating then per item."""
     item, rater, label = data.item, data.rater, data.label
     d = delta_mean[item_group[item]]
@@ -147,6 +148,18 @@ def _reference_sweep(data, lower, upper, value, log_spam, ordinal, spam, tau_mea
     mu = (mu0 * lam0 + np.bincount(item, weights=d * tau_mean[rater] * w * xbar,
                                    minlength=n)) / lam
     err = xvar + (xbar - mu[item]) ** 2 + 1 / lam[item]
+    out = {}
+    if item_prior is not None:
+        # per-item difficulty: q(δ_m) after q(z_m); the z/δ terms of F use it
+        phi, eta = item_prior
+        shape = phi + 0.5 * np.bincount(item, weights=w, minlength=data.n_items)
+        rate = eta + 0.5 * np.bincount(item, weights=tau_mean[rater] * w * err,
+                                       minlength=data.n_items)
+        out = {"delta_shape": shape, "delta_rate": rate}
+        new_d = (shape / rate)[item]
+        new_dl = (digamma(shape) - np.log(rate))[item]
+        # the z/δ terms of F use the new q(δ_m); q(x | y=1) keeps its ρ
+        dl, rho = new_dl, tau_mean[rater] * new_d
     with np.errstate(divide="ignore", invalid="ignore"):
         bern = -np.nan_to_num(w * np.log(w)) - np.nan_to_num((1 - w) * np.log1p(-w))
         per_rating = (w * (log_eps + 0.5 * (tau_log[rater] + dl - np.log(2 * np.pi))
@@ -154,7 +167,15 @@ def _reference_sweep(data, lower, upper, value, log_spam, ordinal, spam, tau_mea
                       + np.nan_to_num((1 - w) * (np.log1p(-eps[rater]) + log_spam[label])) + bern)
     elbo = np.bincount(item, weights=per_rating, minlength=n)
     elbo += 0.5 * np.log(lam0 / lam) + 0.5 - 0.5 * lam0 * ((mu - mu0) ** 2 + 1 / lam)
-    return {"omega": w, "mu": mu, "lam": lam, "err": err, "elbo": elbo}
+    if item_prior is not None:
+        # KL of gamma distributions (the formula is checked against numerical
+        # integration in test_digamma_and_gamma_kl_match_scipy)
+        a, b = out["delta_shape"], out["delta_rate"]
+        kl = ((a - phi) * digamma(a) - gammaln(a) + gammaln(phi)
+              + phi * (np.log(b) - np.log(eta)) + a * (eta - b) / b)
+        rated = np.bincount(item, minlength=data.n_items) > 0
+        elbo -= np.where(rated, kl, 0.0)
+    return {"omega": w, "mu": mu, "lam": lam, "err": err, "elbo": elbo, **out}
 
 
 @pytest.mark.parametrize("link", ["ordinal", "gaussian"])
@@ -191,6 +212,34 @@ def test_item_sweep_matches_numpy_reference(small, link, spam):
     serial = model._sweep(problem, dict(params, parallel=False), 1, 0.0)
     for key in ours:
         np.testing.assert_array_equal(ours[key], serial[key])
+
+
+@pytest.mark.parametrize("link", ["ordinal", "gaussian"])
+def test_item_sweep_with_item_difficulty_matches_numpy_reference(small, link):
+    model = OrdinalMixture(difficulty="item", link=link)
+    data = model._encode(small.ratings, reset=True)
+    problem = model._prepare(data)
+    rng = np.random.default_rng(2)
+    J, M = data.n_raters, data.n_items
+    params = {
+        "tau_shape": rng.uniform(1, 5, J), "tau_rate": rng.uniform(0.5, 3, J),
+        "eps": rng.uniform(0.3, 0.99, J), "delta_shape": rng.uniform(5, 15, M),
+        "delta_rate": rng.uniform(2, 8, M), "mu": rng.normal(2.5, 1, M),
+        "lam": rng.uniform(0.5, 5, M), "parallel": True,
+    }
+    params["eps_c"] = 1 - params["eps"]
+    ours = model._sweep(problem, params, 1, 0.0)
+    tau_mean = params["tau_shape"] / params["tau_rate"]
+    tau_log = digamma(params["tau_shape"]) - np.log(params["tau_rate"])
+    ref = _reference_sweep(
+        data, problem.lower, problem.upper, problem.value, problem.log_spam,
+        link == "ordinal", True, tau_mean, tau_log, params["eps"], np.arange(M),
+        params["delta_shape"] / params["delta_rate"],
+        digamma(params["delta_shape"]) - np.log(params["delta_rate"]),
+        params["mu"], *model._prior(problem), params["lam"],
+        item_prior=(model.difficulty_shape, model.difficulty_rate))
+    for key in ["omega", "mu", "lam", "err", "elbo", "delta_shape", "delta_rate"]:
+        np.testing.assert_allclose(ours[key], ref[key], rtol=1e-9, atol=1e-11, err_msg=key)
 
 
 def test_global_sums_match_numpy(small):
