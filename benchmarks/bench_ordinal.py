@@ -10,7 +10,8 @@ Run (crowd-kit lives in its own venv, never in the test install)::
 Sections
 --------
 trec       TREC 2010 (paper preprocessing, 91,783 ratings) with the paper's
-           defaults (10 restarts, <= 1000 iterations, tol 0.1): wall time,
+           defaults (10 restarts, <= 1000 iterations, tol 0.1; ``--difficulty``
+           picks the variants, default None): wall time,
            process CPU time, iterations, and MSE / correlation / NDCG; the
            same for crowd-kit's MajorityVote and DawidSkene (if installed).
 iteration  one VB iteration (local sweep + global update + lower bound) on
@@ -52,14 +53,14 @@ def _row(name, seconds, cpu, scores, extra=""):
             f"{scores['correlation']:.4f} | {scores['ndcg']:.4f} | {extra} |")
 
 
-def trec():
+def trec(difficulties=(None,)):
     data = load_trec2010(preprocess="paper")
     r = data.ratings
     print("\n## TREC 2010, paper preprocessing "
           f"({r.n_ratings:,} ratings, {r.shape[1]} raters, {r.shape[0]:,} items)\n")
     print("| method | wall s | CPU s | MSE | correlation | NDCG | notes |")
     print("|---|---|---|---|---|---|---|")
-    for difficulty in (None, "group", "item"):
+    for difficulty in difficulties:
         model = OrdinalMixture(difficulty=difficulty, random_state=0)
         wall, cpu = time.perf_counter(), time.process_time()
         z = model.fit_predict(r, groups=data.groups)
@@ -114,11 +115,15 @@ def iteration(repeats=7):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="trec,iteration")
-    sections = parser.parse_args().only.split(",")
+    parser.add_argument("--difficulty", default="None",
+                        help="OrdinalMixture variants on TREC, e.g. None,group,item")
+    args = parser.parse_args()
+    sections = args.only.split(",")
+    difficulties = [None if d == "None" else d for d in args.difficulty.split(",")]
     print(f"load average at start: {os.getloadavg()}")
     _warm_up()
     if "trec" in sections:
-        trec()
+        trec(difficulties)
     if "iteration" in sections:
         iteration()
     print(f"\nload average at end: {os.getloadavg()}")
