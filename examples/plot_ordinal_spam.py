@@ -29,7 +29,6 @@ import matplotlib
 if __name__ == "__main__":
     matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _ordinal_experiments import add_fake_spam, baselines, evaluate  # noqa: E402

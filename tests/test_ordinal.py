@@ -2,28 +2,32 @@
 bound, parameter recovery, the API with groups, bad input, and the seed's
 TREC claims."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import sklearn
 from scipy import stats
 from scipy.integrate import quad, simpson
 from scipy.special import digamma, expit, gammaln, log_ndtr
 from sklearn.metrics import roc_auc_score
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, GroupKFold
 
-import sklearn
-from skcrowd import MajorityVote, MeanRating, MedianRating, OrdinalMixture, Ratings
+from skcrowd import MajorityVote, MeanRating, MedianRating, OrdinalMixture
 from skcrowd._kernels import _ordinal as kernels
 from skcrowd.datasets import load_trec2010, make_ordinal
 from skcrowd.metrics import correlation, mean_squared_error, ndcg
 
 
 class _ignore_convergence:
+    """Silence ConvergenceWarning (tests that cap max_iter on purpose)."""
+
     def __enter__(self):
-        import warnings
         self._ctx = warnings.catch_warnings()
         self._ctx.__enter__()
-        warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
 
     def __exit__(self, *exc):
         return self._ctx.__exit__(*exc)
@@ -259,7 +263,8 @@ def test_global_sums_match_numpy(small):
     J = data.n_raters
     np.testing.assert_allclose(out[0], np.bincount(data.rater, 1 - omega, J))
     np.testing.assert_allclose(out[1], np.bincount(data.rater, omega, J))
-    np.testing.assert_allclose(out[2], np.bincount(data.rater, item_delta[data.item] * omega * err, J))
+    np.testing.assert_allclose(
+        out[2], np.bincount(data.rater, item_delta[data.item] * omega * err, J))
     C = problem.n_groups
     g = [np.empty(C), np.empty(C)]
     kernels.group_sums(problem.group_ptr, problem.group_items, data.item_ptr, data.rater,

@@ -1,7 +1,7 @@
 """OrdinalMixture arithmetic: truncated-normal moments in log space, the
 per-item variational sweep (q(x | y=1), q(y), q(z) and, for per-item
 difficulty, q(delta)), the by-rater and by-group sums of the global update,
-and the Gauss–Hermite item marginal likelihood.
+and the item marginal likelihood by quadrature.
 
 Everything works in log space where a probability can underflow: the mass of
 a far bin is ``exp(-1000)`` for a precise rater, and its log is what the
