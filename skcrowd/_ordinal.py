@@ -470,16 +470,19 @@ class OrdinalMixture(CrowdModel):
             ])
         out = np.empty((data.n_ratings, 5))
         hyper = np.array([self.difficulty_shape, self.difficulty_rate, mu0, lam0], dtype=float)
+        rater_acc = np.empty((data.n_raters, 3))
         sweep = kernels.item_sweep_parallel if params["parallel"] else kernels.item_sweep_serial
         sweep(data.item_ptr, data.rater, data.label, problem.item_group, problem.scale,
               raters, groups, items, out, hyper, self.link == "ordinal", bool(self.spam),
-              item_delta, int(max_sweeps), float(tol))
+              item_delta, int(max_sweeps), float(tol), rater_acc)
         state = {
             "mu": items[:, kernels.ITEM_MU], "lam": items[:, kernels.ITEM_LAM],
             "elbo": items[:, kernels.ITEM_ELBO], "out": out,
             "omega": out[:, kernels.OMEGA], "omega_c": out[:, kernels.OMEGA_C],
             "err": out[:, kernels.ERR],
         }
+        if not params["parallel"]:
+            state["rater_acc"] = rater_acc
         if item_delta:
             state["delta_shape"] = items[:, kernels.ITEM_DELTA_SHAPE]
             state["delta_rate"] = items[:, kernels.ITEM_DELTA_RATE]
@@ -501,9 +504,12 @@ class OrdinalMixture(CrowdModel):
         delta_mean = new["delta_shape"] / new["delta_rate"]
         item_delta_mean = delta_mean[problem.item_group]
         J = data.n_raters
-        spam_sum, genuine_sum, error_sum = np.empty(J), np.empty(J), np.empty(J)
-        kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, stats["out"],
-                           item_delta_mean, spam_sum, genuine_sum, error_sum)
+        if "rater_acc" in stats:  # summed by the serial sweep, same order
+            spam_sum, genuine_sum, error_sum = stats["rater_acc"].T
+        else:
+            spam_sum, genuine_sum, error_sum = np.empty(J), np.empty(J), np.empty(J)
+            kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, stats["out"],
+                               item_delta_mean, spam_sum, genuine_sum, error_sum)
         rated = problem.rated
         alpha, beta = params["alpha"], params["beta"]
         # q(τ_n) (eq. 4); a rater without ratings keeps the prior.

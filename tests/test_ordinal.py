@@ -216,6 +216,11 @@ def test_item_sweep_matches_numpy_reference(small, link, spam):
     serial = model._sweep(problem, dict(params, parallel=False), 1, 0.0)
     for key in ours:
         np.testing.assert_array_equal(ours[key], serial[key])
+    # ... and its per-rater sums are rater_sums' to the last bit
+    sums = [np.empty(data.n_raters) for _ in range(3)]
+    kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, serial["out"],
+                       (params["delta_shape"] / params["delta_rate"])[problem.item_group], *sums)
+    np.testing.assert_array_equal(serial["rater_acc"], np.column_stack(sums))
 
 
 @pytest.mark.parametrize("link", ["ordinal", "gaussian"])
@@ -409,9 +414,14 @@ def test_unrated_item_gets_the_prior(small):
     assert np.all(np.isfinite(model.score_samples(small.X)))
 
 
-def test_results_do_not_depend_on_n_jobs(small):
-    a = OrdinalMixture(n_init=3, random_state=1, n_jobs=1).fit(small.ratings)
-    b = OrdinalMixture(n_init=3, random_state=1, n_jobs=2).fit(small.ratings)
+@pytest.mark.parametrize("difficulty", [None, "group", "item"])
+def test_results_do_not_depend_on_n_jobs(small, difficulty):
+    # n_jobs=1: restarts in turn, parallel kernels and rater_sums; n_jobs=2:
+    # restarts in two threads, serial kernels summing per rater in the sweep
+    a = OrdinalMixture(difficulty=difficulty, n_init=3, random_state=1, n_jobs=1)
+    b = OrdinalMixture(difficulty=difficulty, n_init=3, random_state=1, n_jobs=2)
+    a.fit(small.ratings, groups=small.groups)
+    b.fit(small.ratings, groups=small.groups)
     np.testing.assert_array_equal(a.item_mean_, b.item_mean_)
     np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
 

@@ -161,7 +161,7 @@ HYPER_SHAPE, HYPER_RATE, HYPER_MU, HYPER_LAM = range(4)
 
 @njit(cache=True, nogil=True)
 def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
-                 out, hyper, ordinal, spam, item_delta, max_sweeps, tol):
+                 out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc, accumulate):
     """Coordinate updates of item ``m``'s factors, ``max_sweeps`` times at most.
 
     One sweep, with the rater factors fixed: q(x_n | y=1) = TN(μ_m, 1/ρ_n)
@@ -270,7 +270,14 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
         dev = o[XBAR] - mu_m
         e = o[XVAR] + dev * dev + inv_lam
         o[ERR] = e
-        ratings_part += o[OMEGA] * (0.5 * d_log - 0.5 * raters[rater[n], RATER_TAU] * d_mean * e)
+        j = rater[n]
+        ratings_part += o[OMEGA] * (0.5 * d_log - 0.5 * raters[j, RATER_TAU] * d_mean * e)
+        if accumulate:
+            # the sums of rater_sums, in the same order (item order within a
+            # rater), so serial and parallel runs agree to the last bit
+            rater_acc[j, 0] += o[OMEGA_C]
+            rater_acc[j, 1] += o[OMEGA]
+            rater_acc[j, 2] += d_mean * o[OMEGA] * e
     dev0 = mu_m - mu0
     total = ratings_part + 0.5 * math.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (
         dev0 * dev0 + inv_lam)
@@ -282,7 +289,7 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
 
 @njit(cache=True, nogil=True, parallel=True)
 def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, groups, items,
-                        out, hyper, ordinal, spam, item_delta, max_sweeps, tol):
+                        out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc):
     """Local step over every item, items in parallel (see ``_update_item``).
 
     Parameters
@@ -309,19 +316,28 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
     ordinal, spam, item_delta : bool
     max_sweeps : int
     tol : float
+    rater_acc : float64 (n_raters, 3)
+        Filled by the serial twin only.
     """
     for m in prange(item_ptr.shape[0] - 1):
         _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
-                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol)
+                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc, False)
 
 
 @njit(cache=True, nogil=True)
 def item_sweep_serial(item_ptr, rater, label, item_group, scale, raters, groups, items,
-                      out, hyper, ordinal, spam, item_delta, max_sweeps, tol):
-    """Serial twin of :func:`item_sweep_parallel` (for threaded restarts)."""
+                      out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc):
+    """Serial twin of :func:`item_sweep_parallel` (for threaded restarts).
+
+    It also fills ``rater_acc`` (n_raters, 3) with what :func:`rater_sums`
+    would compute from ``out`` (Σ 1 - ω, Σ ω, Σ δ̄ ω E[(x - z)²] per rater),
+    saving that pass's random reads; the parallel loop cannot (two items of
+    one rater may be on two threads) and leaves ``rater_acc`` untouched.
+    """
+    rater_acc[:, :] = 0.0
     for m in range(item_ptr.shape[0] - 1):
         _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
-                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol)
+                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc, True)
 
 
 # -- the global update's sums ------------------------------------------------------
