@@ -403,6 +403,27 @@ def test_predict_reproduces_fit_predict_and_proba_is_bin_mass(small):
     assert np.all((z > b[0]) & (z < b[-1]))
 
 
+@pytest.mark.parametrize("difficulty", [None, "group", "item"])
+def test_sample_keeps_the_design_and_spammers_look_uniform(synthetic, difficulty):
+    model = OrdinalMixture(difficulty=difficulty, n_init=1, random_state=0)
+    model.fit(synthetic.ratings, groups=synthetic.groups)
+    sim = model.sample(synthetic.X, random_state=0)
+    np.testing.assert_array_equal(np.isnan(sim), np.isnan(synthetic.X))
+    assert set(np.unique(sim[~np.isnan(sim)])) <= {1, 2, 3, 4, 5}
+    # z is drawn anew from the prior, so simulated ratings agree with each
+    # other, not with the data: a rater called a spammer rates uniformly, two
+    # reliable raters of one item mostly agree
+    spam = model.rater_reliability_ < 0.05
+    assert spam.any() and (~spam).any()
+    spam_labels = sim[:, spam][~np.isnan(sim[:, spam])]
+    shares = np.bincount(spam_labels.astype(int), minlength=6)[1:] / len(spam_labels)
+    np.testing.assert_allclose(shares, 0.2, atol=0.05)
+    reliable = np.where(np.isnan(sim[:, ~spam]), np.nan, sim[:, ~spam])
+    pairs = [row[~np.isnan(row)][:2] for row in reliable if np.sum(~np.isnan(row)) >= 2]
+    agree = np.mean([abs(a - b) <= 1 for a, b in pairs])
+    assert agree > 0.8
+
+
 def test_unrated_item_gets_the_prior(small):
     model = OrdinalMixture(n_init=1, random_state=0).fit(small.X)
     X = small.X[:3].copy()
