@@ -6,6 +6,7 @@ raters, and measure the raters and the items.
 
 from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene
+from ._glad import GLAD
 from ._ordinal import OrdinalMixture
 from ._ratings import Ratings
 
@@ -13,6 +14,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DawidSkene",
+    "GLAD",
     "MajorityVote",
     "MeanRating",
     "MedianRating",

@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._ratings import RatingData, Ratings, check_classes, encode_labels
+from ._ratings import RatingData, Ratings, check_classes, encode_labels, show
 
 __all__ = ["CrowdEstimator", "CrowdModel"]
 
@@ -48,6 +48,19 @@ def numba_threads(n_jobs):
         yield
     finally:
         numba.set_num_threads(previous)
+
+
+def item_chunks(n_items, stats_size, max_chunks=16, max_bytes=2**28):
+    """Boundaries of the fixed blocks of items that parallel kernels sum
+    their statistics over.
+
+    Each block writes its own copy of the per-rater statistics
+    (``stats_size`` floats), so the count depends only on the data shape and
+    a memory budget, never on the number of threads: the serial sum of the
+    blocks is then the same for any ``n_jobs``.
+    """
+    n_chunks = int(max(1, min(max_chunks, n_items, max_bytes // (8 * max(stats_size, 1)))))
+    return np.linspace(0, n_items, n_chunks + 1).astype(np.int64)
 
 
 def draw_categorical(probabilities, rng):
@@ -129,13 +142,14 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                     ) from None
             if len(self.classes_) < self._min_classes:
                 raise ValueError(
-                    f"The ratings contain only one class ({self.classes_.tolist()!r}); "
+                    f"The ratings contain only {len(self.classes_)} class(es) "
+                    f"({self.classes_.tolist()!r}); "
                     f"{type(self).__name__} needs at least {self._min_classes} "
                     "classes. Pass classes=[...] to name the scale."
                 )
             if len(self.classes_) == 1:
                 warnings.warn(
-                    f"The ratings contain only one class ({self.classes_[0]!r}); "
+                    f"The ratings contain only one class ({show(self.classes_[0])}); "
                     "every item will get it. Pass classes=[...] to name the scale.",
                     UserWarning,
                 )
@@ -166,7 +180,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         if np.any(unknown & used):
             first = ids[np.argmax(unknown & used)]
             raise ValueError(
-                f"Rater {first!r} was not seen in fit; {type(self).__name__} has no "
+                f"Rater {show(first)} was not seen in fit; {type(self).__name__} has no "
                 "parameters for it."
             )
         return order[pos].astype(np.int32)[ratings._rater]
@@ -278,7 +292,11 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             0 for an item with no ratings.
         """
         check_is_fitted(self)
-        return self._score_items(self._encode(X, reset=False))
+        data = self._encode(X, reset=False)
+        loglik = self._score_items(data)
+        # Exactly 0 for an item without ratings (not log Σπ rounded).
+        loglik[data.ratings_per_item == 0] = 0.0
+        return loglik
 
     def _score_items(self, data):
         return self._infer_items(data)["loglik"]

@@ -48,7 +48,7 @@ class MajorityVote(CrowdEstimator):
 
     def _vote_shares(self, data):
         counts = np.empty((data.n_items, data.n_classes))
-        vote_counts(data.item_ptr, data.label, data.n_classes, counts)
+        vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, counts)
         return counts
 
     def _fit_encoded(self, data):
@@ -106,7 +106,7 @@ class _NumericSummary(MajorityVote):
     def _infer_items(self, data):
         items = super()._infer_items(data)
         values = np.empty(data.n_items)
-        self._summary(
+        self._summary.pick(data.n_ratings)(
             data.item_ptr, self.classes_.astype(np.float64)[data.label], values
         )
         # An item without ratings gets the prior mean of the scale.

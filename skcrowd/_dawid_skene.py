@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, draw_categorical
+from ._base import CrowdModel, draw_categorical, item_chunks
 from ._kernels import _dawid_skene as kernels
 from ._kernels._common import vote_counts
 
@@ -152,7 +152,7 @@ class DawidSkene(CrowdModel):
     def _init_params(self, data, rng, restart):
         if restart == 0 and self.init == "majority":
             posterior = np.empty((data.n_items, data.n_classes))
-            vote_counts(data.item_ptr, data.label, data.n_classes, posterior)
+            vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, posterior)
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
@@ -161,25 +161,38 @@ class DawidSkene(CrowdModel):
 
     def _stats(self, data, posterior):
         counts = np.empty((data.n_raters, data.n_classes, data.n_classes))
-        kernels.confusion_counts(
-            data.rater_ptr, data.rater_order, data.item, data.label, posterior, counts
-        )
+        kernels.confusion_counts(data.item, data.rater, data.label, posterior, counts)
         return {"confusion_counts": counts, "class_counts": posterior.sum(axis=0)}
 
     def _local_step(self, data, params):
-        posterior = np.empty((data.n_items, data.n_classes))
+        J, K = data.n_raters, data.n_classes
+        chunk_ptr = item_chunks(data.n_items, J * K * K)
+        n_chunks = len(chunk_ptr) - 1
+        posterior = np.empty((data.n_items, K))
         loglik = np.empty(data.n_items)
-        kernels.item_posteriors(
+        partial = np.empty((n_chunks, J * K, K))
+        partial_class = np.empty((n_chunks, K))
+        # [rater, true, given] -> rows (rater, given), columns true: the
+        # kernel's layout, read through each rating's cell index.
+        log_likelihood = np.log(params["confusion"]).transpose(0, 2, 1).reshape(J * K, K)
+        kernels.e_step.pick(data.n_ratings)(
             data.item_ptr,
-            data.rater,
-            data.label,
+            data.cell,
             np.log(params["class_prior"]),
-            np.log(params["confusion"]),
+            np.ascontiguousarray(log_likelihood),
+            chunk_ptr,
             posterior,
             loglik,
+            partial,
+            partial_class,
         )
         items = {"proba": posterior, "loglik": loglik}
-        return items, self._stats(data, posterior)
+        # chunks summed in a fixed order; back to [rater, true, given]
+        counts = partial.sum(axis=0).reshape(J, K, K).transpose(0, 2, 1)
+        return items, {
+            "confusion_counts": np.ascontiguousarray(counts),
+            "class_counts": partial_class.sum(axis=0),
+        }
 
     def _global_update(self, data, params, stats):
         """M-step: MAP π and θ given expected counts (closed form)."""

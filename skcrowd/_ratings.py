@@ -17,6 +17,11 @@ import scipy.sparse as sp
 __all__ = ["Ratings"]
 
 
+def show(value):
+    """``repr`` of a numpy scalar as the plain Python value (for messages)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _is_missing(values):
     """Boolean mask of missing entries: NaN for floats, None or NaN for objects."""
     values = np.asarray(values)
@@ -82,12 +87,12 @@ def _unique_codes(values, ids=None, what="item"):
     if len(values) == 0:
         return ids, np.zeros(0, dtype=np.int32)
     if len(ids) == 0:
-        raise ValueError(f"{what} {values[0]!r} is not among the given {what}_ids.")
+        raise ValueError(f"{what} {show(values[0])} is not among the given {what}_ids.")
     pos = np.minimum(np.searchsorted(sorted_ids, values), len(ids) - 1)
     bad = sorted_ids[pos] != values
     if np.any(bad):
         raise ValueError(
-            f"{what} {values[np.argmax(bad)]!r} is not among the given {what}_ids."
+            f"{what} {show(values[np.argmax(bad)])} is not among the given {what}_ids."
         )
     return ids, order[pos].astype(np.int32)
 
@@ -334,6 +339,16 @@ class RatingData:
         return ptr
 
     @cached_property
+    def cell(self):
+        """``rater * n_classes + label`` of each rating (int32): one index
+        for kernels whose per-rater tables are indexed by (rater, label)."""
+        if self.n_raters * self.n_classes >= 2**31:
+            raise ValueError("Too many raters x classes for int32 cell indices.")
+        return (self.rater.astype(np.int32) * np.int32(self.n_classes) + self.label).astype(
+            np.int32
+        )
+
+    @cached_property
     def ratings_per_item(self):
         return np.diff(self.item_ptr)
 
@@ -362,7 +377,7 @@ def encode_labels(labels, classes):
     if np.any(bad):
         value = labels[np.argmax(bad)]
         raise ValueError(
-            f"Label {value!r} is not one of the classes {classes.tolist()!r}."
+            f"Label {show(value)} is not one of the classes {classes.tolist()!r}."
         )
     return pos.astype(np.int32)
 

@@ -18,7 +18,7 @@ import numpy as np
 from . import __version__
 from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene
-from ._ordinal import OrdinalMixture
+from ._glad import GLAD
 from ._ratings import Ratings
 
 #: command-line model names -> estimator factories
@@ -28,7 +28,7 @@ MODELS = {
     "median": MedianRating,
     "dawid-skene": DawidSkene,
     "one-coin": lambda: DawidSkene(confusion="one_coin"),
-    "ordinal": OrdinalMixture,
+    "glad": GLAD,
 }
 
 

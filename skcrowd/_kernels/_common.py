@@ -1,7 +1,40 @@
 """Small numerical helpers shared by the kernels."""
 
+import types
+
+import numba
 import numpy as np
 from numba import njit, prange
+
+#: below this many ratings a parallel kernel costs more to launch than it saves
+PARALLEL_MIN_RATINGS = 100_000
+
+
+def serial_and_parallel(func):
+    """Compile ``func`` twice, once with ``parallel=True`` (its ``prange``
+    loops run on numba's threads) and once serially; returns a dispatcher
+    that carries both.
+
+    Call ``kernel.pick(n_ratings)`` for the variant to run: small data runs
+    serially because waking threads costs more than the work.  Both variants
+    give identical results: parallel loops only write disjoint outputs.
+    The serial copy gets its own name so the on-disk caches do not collide.
+    """
+    parallel = njit(cache=True, nogil=True, parallel=True)(func)
+    copy = types.FunctionType(func.__code__, func.__globals__, func.__name__ + "_serial",
+                              func.__defaults__, func.__closure__)
+    copy.__qualname__ = func.__qualname__ + "_serial"
+    copy.__doc__ = func.__doc__
+    serial = njit(cache=True, nogil=True)(copy)
+
+    def pick(n_ratings):
+        if n_ratings >= PARALLEL_MIN_RATINGS and numba.get_num_threads() > 1:
+            return parallel
+        return serial
+
+    parallel.serial = serial
+    parallel.pick = pick
+    return parallel
 
 
 @njit(cache=True, nogil=True)
@@ -30,7 +63,7 @@ def normalize_log_inplace(log_p):
     return top + np.log(total)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@serial_and_parallel
 def vote_counts(item_ptr, label, n_classes, counts):
     """``counts[i, k]`` = number of ratings of item ``i`` with label ``k``."""
     for i in prange(item_ptr.shape[0] - 1):
@@ -40,7 +73,7 @@ def vote_counts(item_ptr, label, n_classes, counts):
             counts[i, label[n]] += 1.0
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@serial_and_parallel
 def item_means(item_ptr, values, means):
     """``means[i]`` = mean of the values of item ``i``'s ratings (NaN if none)."""
     for i in prange(item_ptr.shape[0] - 1):
@@ -54,7 +87,7 @@ def item_means(item_ptr, values, means):
         means[i] = total / (stop - start)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@serial_and_parallel
 def item_medians(item_ptr, values, medians):
     """``medians[i]`` = median of item ``i``'s rating values (NaN if none);
     with an even count, the mean of the two middle values (as numpy)."""

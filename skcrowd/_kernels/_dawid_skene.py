@@ -1,58 +1,86 @@
-"""Dawid–Skene arithmetic: the E-step over items and the by-rater pass that
-collects the expected confusion counts."""
+"""Dawid–Skene arithmetic: the E-step over items, fused with the collection
+of the expected confusion counts, so that an EM iteration reads the ratings
+once."""
 
 import numpy as np
 from numba import njit, prange
 
-from ._common import normalize_log_inplace
+from ._common import normalize_log_inplace, serial_and_parallel
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def item_posteriors(item_ptr, rater, label, log_prior, log_confusion, posterior, loglik):
-    """E-step: posterior over each item's true class and its log marginal.
+@serial_and_parallel
+def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
+           posterior, loglik, partial_counts, partial_class):
+    """E-step and expected confusion counts in one pass over the ratings.
 
-    ``posterior[i, k]`` ∝ π_k Π_n θ_{rater_n}[k, label_n] over the ratings n of
-    item i, normalised in log space; ``loglik[i]`` is the log normaliser
-    (0 for an item with no ratings, since π sums to one).
+    ``posterior[i, k]`` ∝ π_k Π_n θ_{rater_n}[k, label_n] over the ratings n
+    of item i, normalised in log space; ``loglik[i]`` is the log normaliser
+    (0 for an item with no ratings, since π sums to one).  Items are split
+    into fixed chunks (``chunk_ptr``, chosen from the data shape, not from the
+    number of threads); chunk c adds P(z_i = ·) of each of its ratings into
+    its own ``partial_counts[c]``, so threads never share an output and the
+    caller's serial sum over chunks is the same for any number of threads.
 
     Parameters
     ----------
     item_ptr : int64 (n_items + 1,)
-    rater, label : int32 (n_ratings,)
+    cell : int32 (n_ratings,)
+        ``rater * n_classes + label`` of each rating: the row of
+        ``log_likelihood`` it reads and of ``partial_counts`` it adds to.
     log_prior : float64 (n_classes,)
-    log_confusion : float64 (n_raters, n_classes, n_classes)
-        ``log θ_j[true, given]``.
+    log_likelihood : float64 (n_raters * n_classes, n_classes)
+        ``log θ_j[true, given]`` at row ``j * n_classes + given``, column
+        ``true``: the inner loop over the true class reads contiguous memory.
+    chunk_ptr : int64 (n_chunks + 1,)
+        Items of chunk c are ``chunk_ptr[c]:chunk_ptr[c + 1]``.
     posterior : float64 (n_items, n_classes), output
     loglik : float64 (n_items,), output
+    partial_counts : float64 (n_chunks, n_raters * n_classes, n_classes), output
+        Expected counts, laid out as ``log_likelihood``.
+    partial_class : float64 (n_chunks, n_classes), output
+        Σ of the posteriors of the chunk's items.
     """
+    # Element indexing only in the inner loops: slicing a view per rating
+    # costs an atomic reference count that the threads would contend for.
     n_classes = log_prior.shape[0]
-    for i in prange(item_ptr.shape[0] - 1):
-        row = posterior[i]
-        for k in range(n_classes):
-            row[k] = log_prior[k]
-        for n in range(item_ptr[i], item_ptr[i + 1]):
-            theta = log_confusion[rater[n]]
-            given = label[n]
+    n_cells = partial_counts.shape[1]
+    for c in prange(chunk_ptr.shape[0] - 1):
+        row = np.empty(n_classes)  # one buffer per chunk, not a view per item
+        for r in range(n_cells):
             for k in range(n_classes):
-                row[k] += theta[k, given]
-        loglik[i] = normalize_log_inplace(row)
+                partial_counts[c, r, k] = 0.0
+        for k in range(n_classes):
+            partial_class[c, k] = 0.0
+        for i in range(chunk_ptr[c], chunk_ptr[c + 1]):
+            start, stop = item_ptr[i], item_ptr[i + 1]
+            for k in range(n_classes):
+                row[k] = log_prior[k]
+            for n in range(start, stop):
+                r = cell[n]
+                for k in range(n_classes):
+                    row[k] += log_likelihood[r, k]
+            loglik[i] = normalize_log_inplace(row)
+            for k in range(n_classes):
+                posterior[i, k] = row[k]
+                partial_class[c, k] += row[k]
+            for n in range(start, stop):
+                r = cell[n]
+                for k in range(n_classes):
+                    partial_counts[c, r, k] += row[k]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def confusion_counts(rater_ptr, rater_order, item, label, posterior, counts):
-    """Expected confusion counts, one rater per thread.
+@njit(cache=True, nogil=True)
+def confusion_counts(item, rater, label, posterior, counts):
+    """Expected confusion counts of given posteriors (used once, at init).
 
     ``counts[j, k, l]`` = Σ over rater j's ratings n with label l of
-    P(z_{item_n} = k).  Ratings are visited through the by-rater permutation
-    so that each rater's row is written by one thread only.
+    P(z_{item_n} = k).  Serial: one pass over the ratings.
     """
     n_classes = posterior.shape[1]
-    for j in prange(rater_ptr.shape[0] - 1):
-        out = counts[j]
-        out[:, :] = 0.0
-        for p in range(rater_ptr[j], rater_ptr[j + 1]):
-            n = rater_order[p]
-            i = item[n]
-            given = label[n]
-            for k in range(n_classes):
-                out[k, given] += posterior[i, k]
+    counts[:] = 0.0
+    for n in range(item.shape[0]):
+        j = rater[n]
+        given = label[n]
+        i = item[n]
+        for k in range(n_classes):
+            counts[j, k, given] += posterior[i, k]

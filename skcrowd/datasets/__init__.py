@@ -1,7 +1,7 @@
 """Real crowdsourced data sets (``load_*``) and model simulators (``make_*``)."""
 
 from ._generators import make_dawid_skene
-from ._ordinal_generator import make_ordinal
+from ._glad_generator import make_glad
 from ._loaders import (
     load_bluebirds,
     load_caries,
@@ -10,6 +10,7 @@ from ._loaders import (
     load_trec2010,
     load_web,
 )
+from ._ordinal_generator import make_ordinal
 
 __all__ = [
     "load_bluebirds",
@@ -19,5 +20,6 @@ __all__ = [
     "load_trec2010",
     "load_web",
     "make_dawid_skene",
+    "make_glad",
     "make_ordinal",
 ]

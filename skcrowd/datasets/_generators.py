@@ -17,6 +17,8 @@ def random_design(n_items, n_raters, ratings_per_item, rng):
         raise ValueError(
             f"ratings_per_item={ratings_per_item} exceeds n_raters={n_raters}."
         )
+    # a RandomState (check_random_state) or a numpy Generator
+    integers = rng.integers if hasattr(rng, "integers") else rng.randint
     item = np.repeat(np.arange(n_items), ratings_per_item)
     # The first r columns of a random permutation per item: argsort of noise,
     # done in chunks so the (n_items, n_raters) noise stays small.
@@ -26,14 +28,14 @@ def random_design(n_items, n_raters, ratings_per_item, rng):
         stop = min(n_items, start + chunk)
         if ratings_per_item * 4 < n_raters:
             # Sparse designs: draw with replacement and redraw the repeats.
-            draw = rng.integers(0, n_raters, size=(stop - start, ratings_per_item))
+            draw = integers(0, n_raters, size=(stop - start, ratings_per_item))
             draw.sort(axis=1)
             while True:
                 dup = np.zeros_like(draw, dtype=bool)
                 dup[:, 1:] = draw[:, 1:] == draw[:, :-1]
                 if not dup.any():
                     break
-                draw[dup] = rng.integers(0, n_raters, size=dup.sum())
+                draw[dup] = integers(0, n_raters, size=dup.sum())
                 draw.sort(axis=1)
             rater[start:stop] = draw
         else:

@@ -1,0 +1,175 @@
+"""DawidSkene: skcrowd against crowd-kit in one run (times, ratios, accuracy).
+
+Set up once (crowd-kit is heavy, so it lives in the optional ``bench``
+extra, never in the test install)::
+
+    pip install ".[bench]"
+    python benchmarks/bench_dawid_skene.py            # everything
+    python benchmarks/bench_dawid_skene.py --only synthetic,gold
+
+Sections
+--------
+synthetic  100,000 items x 5 ratings, 100 raters, K=5, 50 EM iterations each
+gold       accuracy on the real data sets with gold, defaults (crowd-kit n_iter=100)
+scale      10M ratings, K=5, 50 iterations: time and peak memory (own process)
+cold       fresh process, numba cache warm: import skcrowd + a small fit
+
+Timings exclude building the inputs (crowd-kit's DataFrame, skcrowd's
+Ratings); skcrowd is warmed up once so numba compilation is not timed (the
+``cold`` section measures the cached start separately).
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _crowdkit import crowdkit_available, crowdkit_dawid_skene, crowdkit_version  # noqa: E402
+from _synthetic import make_ds_long  # noqa: E402
+
+from skcrowd import DawidSkene, Ratings  # noqa: E402
+from skcrowd.datasets import load_bluebirds, load_dog, load_rte, load_web  # noqa: E402
+
+
+def _fit_skcrowd(ratings, timing=None, **params):
+    model = DawidSkene(**params)
+    cpu = time.process_time()
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        labels = model.fit_predict(ratings)
+    seconds = time.perf_counter() - start
+    if timing is not None:
+        timing.update(wall=seconds, cpu=time.process_time() - cpu)
+    return labels, seconds
+
+
+def _warm_up():
+    item, rater, label, _ = make_ds_long(200, 10, 3, 5, random_state=1)
+    _fit_skcrowd(Ratings(item, rater, label), max_iter=2)
+
+
+def synthetic(repeats=3):
+    item, rater, label, truth = make_ds_long(100_000, 100, 5, 5, random_state=0)
+    ratings = Ratings(item, rater, label)
+    rows = []
+    for name, n_jobs in (("skcrowd DawidSkene, 1 thread", 1), ("skcrowd DawidSkene, 2 threads", 2)):
+        runs = []
+        for _ in range(repeats):
+            timing = {}
+            labels, _ = _fit_skcrowd(ratings, timing=timing, max_iter=50, tol=0, n_jobs=n_jobs)
+            runs.append(timing)
+        best = min(runs, key=lambda t: t["wall"])
+        rows.append((name, best["wall"], best["cpu"], np.mean(labels == truth)))
+    if crowdkit_available():
+        timing = {}
+        ck_labels, _ = crowdkit_dawid_skene(item, rater, label, n_iter=50, timing=timing)
+        rows.append(("crowd-kit DawidSkene", timing["wall"], timing["cpu"],
+                     np.mean(ck_labels == truth)))
+    print("\n## Synthetic: 100,000 items x 5 ratings, 100 raters, K=5, 50 iterations")
+    print("| method | wall (s) | CPU (s) | accuracy |\n|---|---|---|---|")
+    for name, wall, cpu, accuracy in rows:
+        print(f"| {name} | {wall:.3f} | {cpu:.3f} | {accuracy:.4f} |")
+    if crowdkit_available():
+        ck = rows[-1]
+        for name, wall, cpu, _ in rows[:-1]:
+            print(f"- {name}: {ck[1] / wall:.1f}x faster in wall time, "
+                  f"{ck[2] / cpu:.1f}x in CPU time")
+        print(f"(skcrowd best of {repeats}; crowd-kit one run; CPU time is the figure "
+              "to trust on a busy machine)")
+
+
+def gold():
+    sets = {"rte": load_rte, "bluebirds": load_bluebirds, "dog": load_dog, "web": load_web}
+    print("\n## Accuracy on gold, default settings")
+    print("| data | skcrowd | time (s) | crowd-kit | time (s) |\n|---|---|---|---|---|")
+    for name, load in sets.items():
+        data = load()
+        known = ~np.isnan(data.gold)
+        labels, seconds = _fit_skcrowd(data.ratings)
+        cells = [f"{np.mean(labels[known] == data.gold[known]):.4f}", f"{seconds:.3f}"]
+        if crowdkit_available():
+            R = data.ratings
+            ck, ck_seconds = crowdkit_dawid_skene(R._item, R._rater, R.label, n_iter=100,
+                                                  full_iter=False)
+            cells += [f"{np.mean(ck[known] == data.gold[known]):.4f}", f"{ck_seconds:.3f}"]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+SCALE_CODE = """
+import resource, time, warnings, sys
+sys.path.insert(0, {bench!r})
+import numpy as np
+from _synthetic import make_ds_long
+from skcrowd import DawidSkene, Ratings
+item, rater, label, truth = make_ds_long(2_000_000, 1000, 5, 5, random_state=0)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+ratings = Ratings(item, rater, label)
+t1 = time.perf_counter()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    labels = DawidSkene(max_iter=50, tol=0).fit_predict(ratings)
+t2 = time.perf_counter()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(f"{{t1 - t0:.2f}} {{t2 - t1:.2f}} {{peak / 2**20:.2f}} {{base / 2**20:.2f}} "
+      f"{{np.mean(labels == truth):.4f}}")
+"""
+
+
+def scale():
+    code = SCALE_CODE.format(bench=os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    build, fit, peak, base, accuracy = out
+    print("\n## Scale: 10,000,000 ratings (2M items x 5, 1,000 raters), K=5, 50 iterations")
+    print(f"- Ratings construction: {build} s; fit (50 iterations): {fit} s; "
+          f"accuracy {accuracy}")
+    print(f"- peak resident memory of the process: {peak} GB "
+          f"({base} GB before building Ratings: the generated arrays)")
+
+
+COLD_CODE = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+import skcrowd
+from skcrowd.datasets import load_rte
+R = load_rte().ratings
+skcrowd.DawidSkene().fit(R)
+print(f"{time.perf_counter() - t0:.2f}")
+"""
+
+
+def cold():
+    times = []
+    for _ in range(3):  # the first run may (re)fill the numba cache
+        start = time.perf_counter()
+        inner = subprocess.run([sys.executable, "-c", COLD_CODE], capture_output=True,
+                               text=True, check=True).stdout.strip()
+        times.append((time.perf_counter() - start, float(inner)))
+    print("\n## Cold start: fresh process, numba cache warm, import + fit on RTE")
+    for wall, inner in times:
+        print(f"- process wall time {wall:.2f} s (import + load + fit inside: {inner:.2f} s)")
+
+
+SECTIONS = {"synthetic": synthetic, "gold": gold, "scale": scale, "cold": cold}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default=",".join(SECTIONS))
+    args = parser.parse_args()
+    print(f"crowd-kit: {crowdkit_version() if crowdkit_available() else 'not installed'}")
+    _warm_up()
+    for name in args.only.split(","):
+        SECTIONS[name]()
+
+
+if __name__ == "__main__":
+    main()

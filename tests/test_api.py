@@ -1,0 +1,183 @@
+"""The estimator API shared by every model: bad input, edge cases, outputs."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.pipeline import make_pipeline
+from sklearn.linear_model import LogisticRegression
+
+from skcrowd import DawidSkene, MajorityVote, MeanRating, MedianRating, Ratings
+
+MODELS = [DawidSkene, MajorityVote, MeanRating, MedianRating]
+
+X = np.array(
+    [
+        [0, 0, 1, np.nan],
+        [1, 1, 1, 0],
+        [0, np.nan, 0, 0],
+        [1, 0, 1, 1],
+        [2, 2, np.nan, 2],
+        [np.nan, 1, 2, 1],
+    ]
+)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_empty_input_is_a_value_error(Model):
+    for empty in (np.empty((0, 3)), np.empty((3, 0)), [], np.full((3, 2), np.nan)):
+        with pytest.raises(ValueError):
+            Model().fit(empty)
+    with pytest.raises(ValueError, match="no ratings"):
+        Model().fit(Ratings([], [], []))
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_infinite_label_is_a_value_error(Model):
+    bad = X.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity|inf"):
+        Model().fit(bad)
+    with pytest.raises(ValueError, match="inf"):
+        Model().fit(Ratings([0, 1], [0, 0], [1.0, np.inf]))
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_label_outside_classes_is_named(Model):
+    with pytest.raises(ValueError, match="Label 2"):
+        Model(classes=[0, 1]).fit(X)
+    model = Model().fit(X)
+    new = X.copy()
+    new[0, 0] = 7
+    with pytest.raises(ValueError, match="Label 7"):
+        model.predict(new)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_different_number_of_raters_at_predict(Model):
+    model = Model().fit(X)
+    with pytest.raises(ValueError, match="3 features, but .* is expecting 4"):
+        model.predict(X[:, :3])
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_unknown_rater_in_ratings_at_predict(Model):
+    R = Ratings([0, 0, 1, 1], ["a", "b", "a", "b"], [0, 1, 1, 1])
+    model = Model().fit(R)
+    with pytest.raises(ValueError, match="Rater 'c' was not seen"):
+        model.predict(Ratings([0], ["c"], [1]))
+    # a subset of the raters maps by id
+    assert model.predict(Ratings([0], ["b"], [1])).shape == (1,)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_raters_and_items_without_ratings_are_handled(Model):
+    Xe = np.column_stack([X, np.full(len(X), np.nan)])  # a rater who rated nothing
+    Xe = np.vstack([Xe, np.full(Xe.shape[1], np.nan)])  # an item nobody rated
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = Model().fit(Xe)
+    proba = model.predict_proba(Xe)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1)
+    np.testing.assert_allclose(proba[-1], model.class_prior_)
+    scores = model.score_samples(Xe)
+    assert np.all(np.isfinite(scores)) and scores[-1] == 0.0
+    assert np.all(np.isfinite(model.predict(Xe).astype(float)))
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_one_class_warns_and_answers_that_class(Model):
+    one = np.array([[1, 1, np.nan], [1, np.nan, 1]])
+    with pytest.warns(UserWarning, match="only one class"):
+        model = Model().fit(one)
+    np.testing.assert_array_equal(model.predict(one), [1, 1])
+    np.testing.assert_allclose(model.predict_proba(one), 1.0)
+    # naming the scale makes it a two-class problem
+    model = Model(classes=[0, 1]).fit(one)
+    assert model.predict_proba(one).shape == (2, 2)
+
+
+def test_string_labels_and_object_arrays():
+    S = np.array([["cat", "dog", None], ["dog", "dog", "cat"], [None, "cat", "cat"]], dtype=object)
+    model = DawidSkene().fit(S)
+    assert model.classes_.tolist() == ["cat", "dog"]
+    assert set(model.predict(S)) <= {"cat", "dog"}
+    with pytest.raises(ValueError, match="mix strings"):
+        DawidSkene().fit(np.array([["cat", 1], ["dog", 2]], dtype=object))
+
+
+def test_user_input_is_not_modified():
+    Xc = X.copy()
+    R = Ratings([0, 0, 1], [0, 1, 1], [1, 0, 0])
+    labels_before = R.label.copy()
+    DawidSkene().fit(Xc).predict(Xc)
+    DawidSkene().fit(R).sample(R, random_state=0)
+    np.testing.assert_array_equal(Xc, X)
+    np.testing.assert_array_equal(R.label, labels_before)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_sample_keeps_the_design(Model):
+    model = Model().fit(X)
+    sim = model.sample(X, random_state=0)
+    assert sim.shape == X.shape
+    np.testing.assert_array_equal(np.isnan(sim), np.isnan(X))
+    assert set(np.unique(sim[~np.isnan(sim)])) <= set(model.classes_)
+    np.testing.assert_array_equal(sim, model.sample(X, random_state=0))
+    S = sp.csr_matrix(np.nan_to_num(X, nan=0.0))
+    S.data[:] = S.data  # stored entries only
+    sim_sparse = model.sample(S, random_state=1)
+    assert sp.issparse(sim_sparse) and sim_sparse.nnz == S.nnz
+    R = Ratings.from_matrix(X)
+    sim_r = model.sample(R, random_state=2)
+    assert isinstance(sim_r, Ratings) and sim_r.n_ratings == R.n_ratings
+    np.testing.assert_array_equal(sim_r.rater, R.rater)
+
+
+def test_sampled_ratings_follow_the_fitted_confusion():
+    from skcrowd.datasets import make_dawid_skene
+
+    data = make_dawid_skene(4000, 8, 4, 2, random_state=0)
+    model = DawidSkene().fit(data.ratings)
+    sim = model.sample(data.ratings, random_state=0)
+    refit = DawidSkene().fit(sim)
+    np.testing.assert_allclose(refit.class_prior_, model.class_prior_, atol=0.03)
+    np.testing.assert_allclose(refit.confusion_, model.confusion_, atol=0.06)
+
+
+def test_transform_is_predict_proba_and_works_in_a_pipeline():
+    from skcrowd.datasets import make_dawid_skene
+
+    data = make_dawid_skene(400, 10, 5, 2, random_state=0)
+    model = DawidSkene().fit(data.ratings)
+    np.testing.assert_array_equal(model.transform(data.ratings), model.predict_proba(data.ratings))
+    pipe = make_pipeline(DawidSkene(), LogisticRegression())
+    pipe.fit(data.X, data.true_labels)
+    assert pipe.score(data.X, data.true_labels) > 0.8
+
+
+def test_score_is_mean_log_marginal_likelihood():
+    model = DawidSkene().fit(X)
+    assert model.score(X) == pytest.approx(model.score_samples(X).mean())
+    # log P(ratings of one item) by brute force over its true class
+    i = 1
+    rated = ~np.isnan(X[i])
+    codes = np.searchsorted(model.classes_, X[i, rated]).astype(int)
+    raters = np.flatnonzero(rated)
+    joint = model.class_prior_ * np.prod(model.confusion_[raters, :, codes], axis=0)
+    assert model.score_samples(X)[i] == pytest.approx(np.log(joint.sum()))
+
+
+def test_invalid_parameters_are_rejected_by_validation():
+    with pytest.raises(ValueError, match="confusion"):
+        DawidSkene(confusion="diagonal").fit(X)
+    with pytest.raises(ValueError, match="max_iter"):
+        DawidSkene(max_iter=-1).fit(X)
+
+
+def test_verbose_prints_progress(capsys):
+    DawidSkene(verbose=2, max_iter=3, tol=0).fit(X)
+    out = capsys.readouterr().out
+    assert "Restart 0" in out and "Iteration 3" in out

@@ -1,0 +1,360 @@
+"""GLAD: kernels against numpy references, the monotone objective, recovery
+of simulated parameters, accuracy on real data, degenerate and bad input."""
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import expit, logsumexp
+from scipy.stats import norm, spearmanr
+
+from skcrowd import GLAD, Ratings
+from skcrowd.cli import main as cli_main
+from skcrowd.datasets import load_bluebirds, load_dog, load_rte, load_web, make_glad
+from skcrowd._kernels import _glad as kernels
+
+
+# -- numpy references ----------------------------------------------------------
+def ref_class_loglik(rater, label, alpha, b, n_classes):
+    """log p(ratings | z = k, b) for every k, straight from the model."""
+    t = alpha[rater] * np.exp(b)
+    log_right = -np.logaddexp(0, -t)  # log σ(t), without cancellation
+    log_wrong = -np.logaddexp(0, t) - np.log(n_classes - 1)  # log (1 - σ(t)) / (K - 1)
+    return np.array([np.sum(np.where(label == k, log_right, log_wrong))
+                     for k in range(n_classes)])
+
+
+def ref_item_loglik(rater, label, alpha, log_prior, b):
+    """log Σ_k π_k p(ratings | z = k, b)."""
+    return logsumexp(log_prior + ref_class_loglik(rater, label, alpha, b, len(log_prior)))
+
+
+def ref_item_objective(rater, label, alpha, log_prior, b, b_mean, b_precision):
+    return ref_item_loglik(rater, label, alpha, log_prior, b) - 0.5 * b_precision * (b - b_mean) ** 2
+
+
+def small_problem(seed, n_items=12, n_raters=5, n_classes=3):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 5, size=n_items)
+    counts[0] = 0  # an item without ratings
+    counts[1] = 1  # an item with one rating
+    item_ptr = np.zeros(n_items + 1, dtype=np.int64)
+    item_ptr[1:] = np.cumsum(counts)
+    n = item_ptr[-1]
+    rater = rng.integers(0, n_raters, size=n).astype(np.int32)
+    label = rng.integers(0, n_classes, size=n).astype(np.int32)
+    alpha = rng.normal(0.8, 1.2, size=n_raters)
+    prior = rng.dirichlet(np.ones(n_classes))
+    return item_ptr, rater, label, alpha, np.log(prior)
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    """20k items x 10 ratings from the model's own priors (the issue's size)."""
+    data = make_glad(20_000, 100, 10, 2, random_state=0, dense=False)
+    model = GLAD().fit(data.ratings)
+    return data, model
+
+
+@pytest.fixture(scope="module")
+def bluebirds():
+    return load_bluebirds()
+
+
+# -- kernels -----------------------------------------------------------------
+@pytest.mark.parametrize("n_classes", [2, 3, 10])
+def test_item_objective_matches_numpy(n_classes):
+    item_ptr, rater, label, alpha, log_prior = small_problem(1, n_classes=n_classes)
+    K = n_classes
+    scratch = [np.empty(K) for _ in range(3)]
+    for i in range(len(item_ptr) - 1):
+        start, stop = item_ptr[i], item_ptr[i + 1]
+        r, lab = rater[start:stop], label[start:stop]
+        counts = np.bincount(lab, minlength=K).astype(float)
+        for b in (-1.5, 0.3, 2.0):
+            value, grad, hess = kernels.item_objective(
+                start, stop, rater, label, alpha, log_prior, b, np.log(K - 1.0),
+                1.0, 0.7, scratch[0], counts, scratch[2], np.empty(len(rater)))
+            f = lambda x: ref_item_objective(r, lab, alpha, log_prior, x, 1.0, 0.7)  # noqa: E731
+            h = 1e-4
+            assert value == pytest.approx(f(b), rel=1e-12, abs=1e-12)
+            assert grad == pytest.approx((f(b + h) - f(b - h)) / (2 * h), rel=1e-6, abs=1e-7)
+            assert hess == pytest.approx(
+                (f(b + h) - 2 * f(b) + f(b - h)) / h**2, rel=1e-4, abs=1e-4)
+            log_post = log_prior + ref_class_loglik(r, lab, alpha, b, K)
+            np.testing.assert_allclose(scratch[2], np.exp(log_post - logsumexp(log_post)),
+                                       rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_item_step_finds_map_b_and_posterior(n_classes):
+    item_ptr, rater, label, alpha, log_prior = small_problem(2, n_classes=n_classes)
+    n_items, n_raters = len(item_ptr) - 1, len(alpha)
+    log_beta = np.zeros(n_items)
+    beta = np.empty(n_items)
+    posterior = np.empty((n_items, n_classes))
+    loglik = np.empty(n_items)
+    stats = np.empty((3, n_raters, 3))
+    kernels.item_step(item_ptr, rater, label, alpha, log_prior, 1.0, 1.0, 100, 1e-10,
+                      log_beta, beta, posterior, loglik, stats, np.empty(len(rater)))
+    np.testing.assert_allclose(beta, np.exp(log_beta))
+    for i in range(n_items):
+        r, lab = rater[item_ptr[i]:item_ptr[i + 1]], label[item_ptr[i]:item_ptr[i + 1]]
+        f = lambda x: ref_item_objective(r, lab, alpha, log_prior, x, 1.0, 1.0)  # noqa: E731
+        grid = np.linspace(-4, 5, 181)
+        # The MAP: stationary, and no grid point is better.
+        assert (f(log_beta[i] + 1e-5) - f(log_beta[i] - 1e-5)) / 2e-5 == pytest.approx(0, abs=1e-6)
+        assert f(log_beta[i]) >= max(f(x) for x in grid) - 1e-9
+        assert loglik[i] == pytest.approx(ref_item_loglik(r, lab, alpha, log_prior, log_beta[i]))
+        log_post = log_prior + ref_class_loglik(r, lab, alpha, log_beta[i], n_classes)
+        np.testing.assert_allclose(posterior[i], np.exp(log_post - logsumexp(log_post)))
+    assert loglik[0] == 0 and log_beta[0] == pytest.approx(1.0)  # no ratings: the prior
+    np.testing.assert_allclose(posterior[0], np.exp(log_prior))
+
+    # The fused rater statistics: the by-rater kernel and a numpy reference.
+    fused = stats.sum(axis=0)
+    order = np.argsort(rater, kind="stable").astype(np.int64)
+    ptr = np.zeros(n_raters + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum(np.bincount(rater, minlength=n_raters))
+    item = np.repeat(np.arange(n_items), np.diff(item_ptr)).astype(np.int32)
+    by_rater = [np.empty(n_raters) for _ in range(3)]
+    kernels.rater_step(ptr, order, item, label, alpha, beta, posterior, *by_rater)
+    s = expit(alpha[rater] * beta[item])
+    c = posterior[item, label]
+    ref = np.stack([
+        np.bincount(rater, (c - s) * beta[item], minlength=n_raters),
+        -np.bincount(rater, s * (1 - s) * beta[item] ** 2, minlength=n_raters),
+        np.bincount(rater, beta[item] ** 2 / 4, minlength=n_raters),
+    ], axis=1)
+    np.testing.assert_allclose(fused, ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.stack(by_rater, axis=1), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_item_marginal_matches_adaptive_quadrature():
+    item_ptr, rater, label, alpha, log_prior = small_problem(3, n_classes=3)
+    n_items = len(item_ptr) - 1
+    x, w = np.polynomial.hermite.hermgauss(60)
+    nodes = 1.0 + np.sqrt(2.0) * x
+    loglik = np.empty(n_items)
+    node_post = np.empty((n_items, len(nodes)))
+    kernels.item_marginal(item_ptr, rater, label, alpha, log_prior, nodes,
+                          np.log(w / np.sqrt(np.pi)), loglik, node_post)
+    for i in range(n_items):
+        r, lab = rater[item_ptr[i]:item_ptr[i + 1]], label[item_ptr[i]:item_ptr[i + 1]]
+        value, _ = integrate.quad(
+            lambda b: np.exp(ref_item_loglik(r, lab, alpha, log_prior, b)) * norm.pdf(b, 1, 1),
+            -12, 14, epsabs=0, epsrel=1e-11, limit=200)
+        assert loglik[i] == pytest.approx(np.log(value), abs=1e-7)
+    np.testing.assert_allclose(node_post.sum(axis=1), 1.0)
+    assert loglik[0] == pytest.approx(0.0, abs=1e-12)
+
+
+# -- the fit -----------------------------------------------------------------
+@pytest.mark.parametrize("class_prior", ["uniform", "learn"])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_objective_never_decreases(n_classes, class_prior):
+    data = make_glad(400, 15, 4, n_classes, spammer_fraction=0.2,
+                     class_prior=np.arange(1, n_classes + 1) / np.arange(1, n_classes + 1).sum(),
+                     random_state=n_classes)
+    for init, seed in (("majority", 0), ("random", 1)):
+        model = GLAD(class_prior=class_prior, init=init, random_state=seed, max_iter=300,
+                     tol=0).fit(data.ratings)
+        history = model.objective_history_
+        assert len(history) == 301
+        assert np.all(np.isfinite(history))
+        assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:]))
+
+
+def test_objective_never_decreases_on_real_data(bluebirds):
+    model = GLAD(max_iter=400, tol=0).fit(bluebirds.ratings)
+    history = model.objective_history_
+    assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:]))
+    assert history[-1] > history[0]
+
+
+def test_fit_predict_equals_fit_then_predict(bluebirds):
+    model = GLAD(tol=1e-8, max_iter=2000)
+    labels = model.fit_predict(bluebirds.ratings)
+    assert model.converged_
+    np.testing.assert_array_equal(labels, model.predict(bluebirds.ratings))
+    fitted_b = -np.log(model.item_difficulty_)
+    proba = model.predict_proba(bluebirds.ratings)
+    refit = GLAD(tol=1e-8, max_iter=2000)
+    np.testing.assert_allclose(refit.fit(bluebirds.ratings).predict_proba(bluebirds.ratings),
+                               proba, rtol=0, atol=1e-12)
+    # predict re-finds each item's MAP b from the prior mean.
+    items = model._infer_items(model._encode(bluebirds.ratings, reset=False))
+    np.testing.assert_allclose(items["log_beta"], fitted_b, atol=1e-3)
+
+
+def test_recovers_simulated_parameters(simulated):
+    data, model = simulated
+    assert model.converged_
+    assert spearmanr(model.rater_ability_, data.rater_ability)[0] > 0.99
+    assert np.mean(model.predict(data.ratings) == data.true_labels) > 0.98
+    # Difficulties: 10 ratings carry little information about one item, so
+    # compare with the best possible estimate, the MAP b_i given the TRUE
+    # abilities (both about 0.72 here, see doc/glad.rst).
+    oracle = GLAD(max_iter=0).fit(data.ratings)
+    oracle.rater_ability_ = data.rater_ability
+    best = oracle._infer_items(oracle._encode(data.ratings, reset=False))["log_beta"]
+    fitted = spearmanr(model.item_difficulty_, data.item_difficulty)[0]
+    assert fitted > spearmanr(np.exp(-best), data.item_difficulty)[0] - 0.01
+    assert fitted > 0.7
+
+
+def test_recovers_difficulty_with_many_ratings_per_item():
+    data = make_glad(1_000, 60, 50, 2, random_state=3, dense=False)
+    model = GLAD(max_iter=150, tol=1e-4).fit(data.ratings)
+    assert spearmanr(model.item_difficulty_, data.item_difficulty)[0] > 0.9
+    assert spearmanr(model.rater_ability_, data.rater_ability)[0] > 0.9
+
+
+# crowd-kit 1.4.2's GLAD on the same files (the issue's reference numbers)
+CROWDKIT = {"rte": 0.9250, "bluebirds": 0.7222, "dog": 0.8340, "web": 0.8217}
+
+
+@pytest.mark.parametrize(
+    "name, loader",
+    [("rte", load_rte), ("bluebirds", load_bluebirds), ("dog", load_dog), ("web", load_web)],
+)
+def test_accuracy_on_gold_not_below_crowdkit(name, loader):
+    data = loader()
+    labels = GLAD().fit_predict(data.ratings)
+    known = ~np.isnan(data.gold)
+    accuracy = np.mean(labels[known] == data.gold[known])
+    assert accuracy >= CROWDKIT[name] - 0.005
+
+
+def test_results_do_not_depend_on_n_jobs():
+    data = make_glad(3_000, 30, 5, 3, random_state=4)
+    one = GLAD(n_jobs=1, max_iter=30, tol=0).fit(data.ratings)
+    two = GLAD(n_jobs=2, max_iter=30, tol=0).fit(data.ratings)
+    np.testing.assert_array_equal(one.rater_ability_, two.rater_ability_)
+    np.testing.assert_array_equal(one.item_difficulty_, two.item_difficulty_)
+    np.testing.assert_array_equal(one.objective_history_, two.objective_history_)
+    np.testing.assert_array_equal(one.score_samples(data.ratings), two.score_samples(data.ratings))
+
+
+# -- score_samples, predict on new items, sample -----------------------------------------
+def test_score_samples_integrates_b_over_its_prior():
+    data = make_glad(50, 8, 3, 3, random_state=5)
+    model = GLAD(max_iter=20).fit(data.X)
+    scores = model.score_samples(data.X)
+    for i in (0, 7, 31):
+        rated = ~np.isnan(data.X[i])
+        r = np.flatnonzero(rated)
+        lab = np.searchsorted(model.classes_, data.X[i, rated])
+        value, _ = integrate.quad(
+            lambda b: np.exp(ref_item_loglik(r, lab, model.rater_ability_,
+                                             np.log(model.class_prior_), b)) * norm.pdf(b, 1, 1),
+            -12, 14, epsabs=0, epsrel=1e-11, limit=200)
+        assert scores[i] == pytest.approx(np.log(value), abs=1e-6)
+    assert model.score(data.X) == pytest.approx(scores.mean())
+
+
+def test_new_items_use_fitted_abilities():
+    data = make_glad(600, 10, 5, 2, random_state=6)
+    model = GLAD().fit(data.X[:500])
+    X_new = data.X[500:].copy()
+    X_new[0] = np.nan  # an item nobody rated gets the class prior
+    proba = model.predict_proba(X_new)
+    np.testing.assert_allclose(proba[0], model.class_prior_)
+    assert model.score_samples(X_new)[0] == 0.0
+    assert np.mean(model.predict(X_new)[1:] == data.true_labels[501:]) > 0.9
+    # A rater the model trusts outvotes two it distrusts.
+    best, worst = np.argsort(model.rater_ability_)[[-1, 0]]
+    second = np.argsort(model.rater_ability_)[1]
+    X = np.full((1, 10), np.nan)
+    X[0, best], X[0, worst], X[0, second] = 1, 0, 0
+    if model.rater_ability_[second] < 0.2:
+        assert model.predict(X)[0] == 1
+
+
+def test_sample_keeps_the_design():
+    data = make_glad(300, 12, 4, 3, random_state=7)
+    model = GLAD().fit(data.ratings)
+    simulated = model.sample(data.ratings, random_state=0)
+    assert isinstance(simulated, Ratings)
+    np.testing.assert_array_equal(simulated.item, data.ratings.item)
+    np.testing.assert_array_equal(simulated.rater, data.ratings.rater)
+    assert set(np.unique(simulated.label)) <= set(model.classes_)
+    # Refitting the simulated ratings finds similar raters.
+    refit = GLAD().fit(simulated)
+    assert spearmanr(refit.rater_ability_, model.rater_ability_)[0] > 0.6
+
+
+# -- degenerate data and bad input -----------------------------------------------------
+@pytest.mark.parametrize("n_classes", [2, 10])
+def test_degenerate_raters_and_items_give_finite_output(n_classes):
+    data = make_glad(200, 12, 3, n_classes, random_state=8)
+    X = data.X.copy()
+    X[:, 0] = np.where(np.isnan(X[:, 0]), np.nan, 0)  # always the same label
+    X[:, 1] = np.nan
+    X[5, 1] = 1  # a rater seen once
+    X[7] = np.nan
+    X[7, 2] = 1  # an item with one rating
+    X[9] = np.nan  # an item with none
+    X_copy = X.copy()
+    model = GLAD().fit(X)
+    np.testing.assert_array_equal(X, X_copy)  # input untouched
+    for values in (model.rater_ability_, model.item_difficulty_, model.class_prior_,
+                   model.predict_proba(X), model.score_samples(X), model.objective_history_):
+        assert np.all(np.isfinite(values))
+    assert model.predict_proba(X).shape == (200, n_classes)
+    np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
+    assert model.item_difficulty_[9] == pytest.approx(np.exp(-1.0))
+    assert np.all(np.diff(model.objective_history_) >= -1e-12 * np.abs(model.objective_history_[1:]))
+
+
+def test_all_raters_agree_and_single_class():
+    X = np.array([[1, 1, 1], [0, 0, np.nan], [1, np.nan, 1]], dtype=float)
+    model = GLAD().fit(X)
+    np.testing.assert_array_equal(model.predict(X), [1, 0, 1])
+    assert np.all(np.isfinite(model.rater_ability_))
+    with pytest.warns(UserWarning, match="only one class"):
+        single = GLAD().fit(np.ones((4, 3)))
+    np.testing.assert_allclose(single.predict_proba(np.ones((4, 3))), 1.0)
+    assert np.all(np.isfinite(single.score_samples(np.ones((4, 3)))))
+
+
+def test_bad_input_raises_clear_errors():
+    X = np.array([[0, 1], [1, 1], [0, np.nan]], dtype=float)
+    with pytest.raises(ValueError, match="class_prior"):
+        GLAD(class_prior=[0.2, 0.2]).fit(X)
+    with pytest.raises(ValueError, match="class_prior"):
+        GLAD(class_prior="often").fit(X)
+    with pytest.raises(ValueError, match="b_prior_std"):
+        GLAD(b_prior_std=0).fit(X)
+    with pytest.raises(ValueError, match="alpha_prior_mean"):
+        GLAD(alpha_prior_mean=np.inf).fit(X)
+    with pytest.raises(ValueError, match="b_prior_std"):
+        GLAD(b_prior_std=np.inf).fit(X)
+    with pytest.raises(ValueError, match="[Ii]nf"):
+        GLAD().fit(np.array([[0, np.inf], [1, 1]]))
+    with pytest.raises(ValueError, match="no ratings"):
+        GLAD().fit(np.full((3, 2), np.nan))
+    model = GLAD().fit(X)
+    with pytest.raises(ValueError, match="2"):
+        model.predict(np.array([[0, 1, 1]]))
+    with pytest.raises(ValueError, match="7"):
+        model.predict(np.array([[0, 7]]))
+
+
+def test_fixed_class_prior_is_kept():
+    data = make_glad(300, 10, 4, 3, random_state=9)
+    model = GLAD(class_prior=[0.5, 0.3, 0.2]).fit(data.ratings)
+    np.testing.assert_allclose(model.class_prior_, [0.5, 0.3, 0.2])
+    learned = GLAD(class_prior="learn").fit(data.ratings)
+    assert np.all(learned.class_prior_ > 0) and learned.class_prior_.sum() == pytest.approx(1)
+
+
+def test_cli_aggregate_with_glad(tmp_path, capsys):
+    data = make_glad(60, 6, 3, 2, random_state=10)
+    path = tmp_path / "ratings.csv"
+    import pandas as pd
+
+    pd.DataFrame(data.ratings.to_long()).to_csv(path, index=False)
+    assert cli_main(["aggregate", str(path), "--model", "glad"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("item,label,probability")
+    assert len(out) == 61

@@ -1,0 +1,129 @@
+"""Every kernel equals a plain numpy reference on small random data."""
+
+import numpy as np
+import pytest
+
+from skcrowd._kernels import _common, _dawid_skene
+from skcrowd._ratings import RatingData, Ratings
+from skcrowd.datasets import make_dawid_skene
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(0)
+    n_items, n_raters, K = 40, 7, 3
+    item = rng.integers(0, n_items, 150)
+    rater = rng.integers(0, n_raters, 150)
+    label = rng.integers(0, K, 150)
+    R = Ratings(item, rater, label, item_ids=np.arange(n_items + 2),
+                rater_ids=np.arange(n_raters))
+    data = RatingData(R._item, R._rater, R.label.astype(np.int32), R._item_ptr, n_raters, K)
+    return data, rng
+
+
+def _reference_posteriors(data, log_prior, log_conf):
+    K = len(log_prior)
+    logp = np.tile(log_prior, (data.n_items, 1))
+    np.add.at(logp, data.item, log_conf[data.rater, :, data.label])
+    top = logp.max(axis=1, keepdims=True)
+    loglik = top[:, 0] + np.log(np.exp(logp - top).sum(axis=1))
+    return np.exp(logp - loglik[:, None]), loglik
+
+
+def _reference_counts(data, posterior):
+    counts = np.zeros((data.n_raters, data.n_classes, data.n_classes))
+    for n in range(data.n_ratings):
+        counts[data.rater[n], :, data.label[n]] += posterior[data.item[n]]
+    return counts
+
+
+@pytest.mark.parametrize("n_chunks", [1, 3, 7])
+def test_e_step_matches_numpy(small, n_chunks):
+    data, rng = small
+    K = data.n_classes
+    prior = rng.dirichlet(np.ones(K))
+    conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
+    chunk_ptr = np.linspace(0, data.n_items, n_chunks + 1).astype(np.int64)
+    post = np.empty((data.n_items, K))
+    ll = np.empty(data.n_items)
+    partial = np.empty((n_chunks, data.n_raters * K, K))
+    partial_class = np.empty((n_chunks, K))
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
+    _dawid_skene.e_step(data.item_ptr, data.cell, np.log(prior),
+                        log_lik, chunk_ptr, post, ll, partial, partial_class)
+    ref_post, ref_ll = _reference_posteriors(data, np.log(prior), np.log(conf))
+    np.testing.assert_allclose(post, ref_post, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ll, ref_ll, rtol=1e-12)
+    # items without ratings: the prior, and log-likelihood 0
+    np.testing.assert_allclose(post[-1], prior)
+    assert ll[-1] == pytest.approx(0.0, abs=1e-15)
+    counts = partial.sum(axis=0).reshape(data.n_raters, K, K).transpose(0, 2, 1)
+    np.testing.assert_allclose(counts, _reference_counts(data, ref_post), rtol=1e-12)
+    np.testing.assert_allclose(partial_class.sum(axis=0), ref_post.sum(axis=0), rtol=1e-12)
+
+
+def test_confusion_counts_match_numpy(small):
+    data, rng = small
+    K = data.n_classes
+    post = rng.dirichlet(np.ones(K), size=data.n_items)
+    counts = np.empty((data.n_raters, K, K))
+    _dawid_skene.confusion_counts(data.item, data.rater, data.label, post, counts)
+    np.testing.assert_allclose(counts, _reference_counts(data, post), rtol=1e-12)
+
+
+def test_vote_means_medians_match_numpy(small):
+    data, rng = small
+    K = data.n_classes
+    counts = np.empty((data.n_items, K))
+    _common.vote_counts(data.item_ptr, data.label, K, counts)
+    ref = np.zeros((data.n_items, K))
+    np.add.at(ref, (data.item, data.label), 1.0)
+    np.testing.assert_array_equal(counts, ref)
+
+    values = rng.normal(size=data.n_ratings)
+    means, medians = np.empty(data.n_items), np.empty(data.n_items)
+    _common.item_means(data.item_ptr, values, means)
+    _common.item_medians(data.item_ptr, values, medians)
+    for i in range(data.n_items):
+        v = values[data.item_ptr[i]:data.item_ptr[i + 1]]
+        if len(v) == 0:
+            assert np.isnan(means[i]) and np.isnan(medians[i])
+        else:
+            assert means[i] == pytest.approx(np.mean(v), rel=1e-12)
+            assert medians[i] == pytest.approx(np.median(v), rel=1e-12)
+
+
+def test_normalize_log_survives_minus_infinity():
+    row = np.array([-np.inf, np.log(0.25), np.log(0.75)])
+    assert _common.normalize_log_inplace(row) == pytest.approx(0.0)
+    np.testing.assert_allclose(row, [0.0, 0.25, 0.75])
+    row = np.array([-1e5, -1e5 + np.log(3.0)])  # would underflow without the shift
+    _common.normalize_log_inplace(row)
+    np.testing.assert_allclose(row, [0.25, 0.75])
+
+
+def test_generator_design_has_distinct_raters_per_item():
+    data = make_dawid_skene(500, 12, 5, 3, random_state=1)
+    R = data.ratings
+    for i in range(0, 500, 37):
+        raters = R._rater[R._item_ptr[i]:R._item_ptr[i + 1]]
+        assert len(raters) == 5 and len(set(raters)) == 5
+
+
+def test_serial_and_parallel_variants_agree_exactly(small):
+    data, rng = small
+    K = data.n_classes
+    prior = rng.dirichlet(np.ones(K))
+    conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
+    chunk_ptr = np.linspace(0, data.n_items, 5).astype(np.int64)
+    outputs = []
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
+    for kernel in (_dawid_skene.e_step, _dawid_skene.e_step.serial):
+        post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
+        partial, partial_class = np.empty((4, data.n_raters * K, K)), np.empty((4, K))
+        kernel(data.item_ptr, data.cell, np.log(prior), log_lik,
+               chunk_ptr, post, ll, partial, partial_class)
+        outputs.append((post, ll, partial, partial_class))
+    for a, b in zip(*outputs):
+        np.testing.assert_array_equal(a, b)
+    assert _dawid_skene.e_step.pick(10) is _dawid_skene.e_step.serial

@@ -1,0 +1,96 @@
+"""The data layer: Ratings, matrix conversion, label encoding, indexing."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skcrowd import DawidSkene, Ratings
+from skcrowd._ratings import encode_labels
+
+
+def test_long_form_keeps_repeats_and_sorts_by_item():
+    R = Ratings(item=["b", "a", "b", "b"], rater=[1, 2, 1, 3], label=[0, 1, 1, 0])
+    assert R.shape == (2, 3)
+    assert len(R) == 2 and R.n_ratings == 4
+    assert R.item.tolist() == ["a", "b", "b", "b"]
+    # b's ratings keep their input order, the repeat by rater 1 included
+    assert R.rater[1:].tolist() == [1, 1, 3]
+    assert R.label[1:].tolist() == [0, 1, 0]
+
+
+def test_columns_of_different_lengths_are_rejected():
+    with pytest.raises(ValueError, match="same length"):
+        Ratings(item=[1, 2, 3], rater=[1, 2], label=[0, 1, 1])
+
+
+def test_missing_label_in_long_form_is_rejected():
+    with pytest.raises(ValueError, match="missing label"):
+        Ratings(item=[1, 2], rater=[1, 2], label=[0.0, np.nan])
+
+
+def test_item_ids_keep_unrated_items_in_given_order():
+    R = Ratings([5, 5], [0, 1], [1, 0], item_ids=[9, 5, 7], rater_ids=[0, 1, 2])
+    assert R.shape == (3, 3)
+    assert np.diff(R._item_ptr).tolist() == [0, 2, 0]
+    with pytest.raises(ValueError, match="not among"):
+        Ratings([4], [0], [1], item_ids=[5])
+
+
+def test_dense_round_trip_with_strings_and_missing():
+    X = np.array([["cat", None, "dog"], [None, "dog", "dog"]], dtype=object)
+    R = Ratings.from_matrix(X)
+    assert R.n_ratings == 4
+    assert R.label.tolist() == ["cat", "dog", "dog", "dog"]
+    assert (R.to_dense() == X).all()
+
+
+def test_sparse_explicit_zeros_are_ratings():
+    X = sp.csr_matrix(
+        (np.array([0, 1, 0]), (np.array([0, 0, 1]), np.array([0, 2, 1]))), shape=(3, 3)
+    )
+    assert X.nnz == 3
+    R = Ratings.from_matrix(X)
+    assert R.n_ratings == 3
+    assert R.label.tolist() == [0, 1, 0]
+    assert np.diff(R._item_ptr).tolist() == [2, 1, 0]
+
+
+def test_row_indexing_selects_items_in_the_order_asked():
+    R = Ratings([0, 0, 1, 2, 2, 2], [0, 1, 1, 0, 1, 2], [1, 1, 0, 2, 2, 1])
+    sub = R[np.array([2, 0, 2])]
+    assert sub.item_ids.tolist() == [2, 0, 2]
+    assert sub.label.tolist() == [2, 2, 1, 1, 1, 2, 2, 1]
+    assert sub.shape == (3, 3)  # every rater kept
+    assert R[np.array([False, True, False])].label.tolist() == [0]
+    assert R[1:].shape == (2, 3)
+    # scikit-learn's _safe_indexing asks for R[key, ...]
+    assert R[[1], ...].label.tolist() == [0]
+
+
+def test_cv_slicing_keeps_explicit_sparse_zeros():
+    from sklearn.utils import _safe_indexing
+
+    rows = np.repeat(np.arange(6), 2)
+    cols = np.tile([0, 1], 6)
+    labels = np.array([0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0])
+    X = sp.csr_matrix((labels, (rows, cols)), shape=(6, 2))
+    part = _safe_indexing(X, np.array([0, 2, 4]))
+    assert part.nnz == 6  # the zeros were kept through the split
+    model = DawidSkene(max_iter=5).fit(X)
+    assert model.predict_proba(part).shape == (3, 2)
+
+
+def test_encode_labels_names_the_unknown_value():
+    assert encode_labels(np.array([3, 1]), np.array([1, 2, 3])).tolist() == [2, 0]
+    with pytest.raises(ValueError, match="Label 7"):
+        encode_labels(np.array([1, 7]), np.array([1, 2, 3]))
+
+
+def test_ratings_work_with_cross_validation():
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from skcrowd.datasets import make_dawid_skene
+
+    data = make_dawid_skene(300, 10, 4, 3, random_state=0)
+    scores = cross_val_score(DawidSkene(), data.ratings, cv=KFold(3))
+    assert np.all(np.isfinite(scores)) and len(scores) == 3
