@@ -507,7 +507,7 @@ def test_grid_search_with_group_kfold_routes_groups(small):
 
 @pytest.mark.parametrize("kwargs, X, groups, message", [
     ({}, np.array([["a", "b"], ["b", "a"]], dtype=object), None, "numeric labels"),
-    ({}, np.array([[2.0, 2.0], [2.0, np.nan]]), None, "only one class"),
+    ({}, np.array([[2.0, 2.0], [2.0, np.nan]]), None, "needs at least 2 classes"),
     ({"thresholds": [0.5, 2.5, 1.5, 3.5]}, None, None, "strictly increasing"),
     ({"thresholds": [0.5, 1.5, 3.5]}, None, None, "n_classes \\+ 1"),
     ({"thresholds": [0.5, np.inf, 2.5, 3.5]}, None, None, "increasing|outer"),
