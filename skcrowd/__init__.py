@@ -8,6 +8,7 @@ from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene
 from ._glad import GLAD
 from ._irt import IRT3PL, lattice, lattice_grid
+from ._ordinal import OrdinalMixture
 from ._ratings import Ratings
 
 __version__ = "0.1.0"
@@ -19,6 +20,7 @@ __all__ = [
     "MajorityVote",
     "MeanRating",
     "MedianRating",
+    "OrdinalMixture",
     "Ratings",
     "__version__",
     "lattice",

@@ -11,6 +11,7 @@ from ._loaders import (
     load_trec2010,
     load_web,
 )
+from ._ordinal_generator import make_ordinal
 
 __all__ = [
     "load_bluebirds",
@@ -22,4 +23,5 @@ __all__ = [
     "make_dawid_skene",
     "make_glad",
     "make_irt",
+    "make_ordinal",
 ]

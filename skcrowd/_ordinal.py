@@ -1,0 +1,801 @@
+"""Lakshminarayanan & Teh (2013): the ordinal mixture model of graded ratings
+with spammers, fitted by variational Bayes."""
+
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from numbers import Real
+
+import numba
+import numpy as np
+from scipy.special import (digamma, gammaln, log_ndtr, polygamma, roots_genlaguerre,
+                           roots_legendre)
+from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import CrowdModel, numba_threads
+from ._kernels import _ordinal as kernels
+from ._kernels._common import item_means
+
+__all__ = ["OrdinalMixture"]
+
+#: ``score_samples``: Gauss–Legendre nodes per panel of the composite rule
+#: over z, the panel ends placed around each item's posterior peak (in its
+#: posterior standard deviations), and generalized Gauss–Laguerre nodes over
+#: a per-item δ.
+_N_LEGENDRE = 12
+_PEAK_OFFSETS = np.array([-8.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0, 8.0])
+_N_LAGUERRE = 12
+#: item-level inference at predict time (and at the end of fit) iterates
+#: each item's coordinate updates until z̄ moves less than this (in units of
+#: the scale's step), at most _MAX_LOCAL_SWEEPS times.
+_LOCAL_TOL = 1e-10
+_MAX_LOCAL_SWEEPS = 1000
+#: type-II ML of the precision prior: floor of s = ln mean E τ - mean E ln τ
+#: (α grows without bound as s -> 0).
+_MIN_GAMMA_S = 1e-12
+
+
+class _Problem:
+    """Encoded ratings plus the model's view of them: the scale (bins,
+    values, spam log-probabilities) and the difficulty categories."""
+
+    def __init__(self, data, scale, item_group, n_groups):
+        self.data = data
+        self.n_items = data.n_items
+        self.n_raters = data.n_raters
+        self.lower, self.upper, self.value, self.log_spam, self.step = scale
+        self.scale = np.ascontiguousarray(
+            np.vstack([self.lower, self.upper, self.value, self.log_spam]))
+        self.item_group = item_group
+        self.n_groups = n_groups
+        order = np.argsort(item_group, kind="stable")
+        self.group_items = order.astype(np.int64)
+        self.group_ptr = np.zeros(n_groups + 1, dtype=np.int64)
+        np.cumsum(np.bincount(item_group, minlength=n_groups), out=self.group_ptr[1:])
+        self.rater_counts = np.diff(data.rater_ptr).astype(np.float64)
+        self.rated = self.rater_counts > 0
+        self.group_rated = np.bincount(
+            item_group, weights=np.diff(data.item_ptr), minlength=n_groups) > 0
+
+
+class OrdinalMixture(CrowdModel):
+    """Ordinal mixture model of graded ratings with spammers (variational Bayes).
+
+    The model of Lakshminarayanan & Teh (2013).  Each item m has a real
+    true value z_m ~ N(μ, 1/λ) on the label scale.  A rating by rater n is,
+    with probability ε_n, *genuine*: a latent x ~ N(z_m, 1/(τ_n δ_c(m)))
+    thresholded into the bins [b_{k-1}, b_k) of the scale; otherwise it is
+    *spam*, drawn from π (uniform) whatever the item.  τ_n ~ Gamma(α, β) is
+    the rater's precision, δ_c ~ Gamma(φ, η) the inverse difficulty of the
+    item's category.  Variational Bayes (factorisation of eq. 2 of the seed,
+    updates of eq. 4 with the exact mean-field update for ω) maximises a
+    lower bound F on the log marginal likelihood, computed every iteration;
+    ε (eq. 5) and (α, β) are type-II maximum likelihood.
+
+    Parameters
+    ----------
+    difficulty : {None, "item", "group"}, default=None
+        Granularity of δ: one for all items (``None``), one per item, or one
+        per group given as ``fit(X, groups=...)``.
+    spam : bool, default=True
+        Include the spam component; ``False`` makes every rating genuine.
+    link : {"ordinal", "gaussian"}, default="ordinal"
+        ``"ordinal"``: ratings are thresholded latent Gaussians.
+        ``"gaussian"``: the rating value itself is the observed x (the
+        ablation of the seed's Fig. 3), with a uniform rounding error over
+        its bin (variance width²/12, Sheppard's correction; without it the
+        precision of a rater whose integer ratings match the item means
+        grows without bound); the spam component is then the uniform
+        density π_k / width_k over the bins.
+    thresholds : array-like of shape (n_classes + 1,), default=None
+        b_0 < b_1 < ... < b_K.  Default: half-way between consecutive scale
+        values, with b_0 and b_K half a step outside (0.5, 1.5, ..., 5.5 for
+        the scale 1..5).  The outer ones may be infinite (ordinal link).
+    classes : array-like, default=None
+        The numeric scale values, sorted; default the values seen in fit.
+    prior_mean : float, default=None
+        μ; default the mean of the scale values.
+    prior_precision : float, default=0.1
+        λ.
+    difficulty_shape, difficulty_rate : float, default=10.0, 5.0
+        φ and η of the gamma prior on δ (fixed, for identifiability).
+    spam_distribution : array-like of shape (n_classes,), default=None
+        π; default uniform.
+    init_reliability : float, default=0.99
+        ε_n at the start of every restart.  Restarts vary z and τ, never ε:
+        on real data the all-spam state can have the higher bound and
+        ε = 0 or 1 is absorbing, so a start with low ε ends there.
+    max_iter : int, default=1000
+    tol : float, default=0.1
+        Stop when the lower bound F changes by less than this (absolute).
+    n_init : int, default=10
+        Restarts; the one with the highest F is kept.
+    random_state : int, RandomState instance or None, default=None
+    verbose : int, default=0
+    n_jobs : int, default=None
+        Threads: with several restarts they run in parallel threads (one
+        restart per thread), otherwise the kernels use the threads.
+        Results do not depend on it.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The scale values.
+    thresholds_ : ndarray of shape (n_classes + 1,)
+    class_prior_ : ndarray of shape (n_classes,)
+        Mass of the prior N(μ, 1/λ) in each bin (outer bins open-ended).
+    rater_precision_ : ndarray of shape (n_raters,)
+        E τ_n, the rater's precision.
+    rater_reliability_ : ndarray of shape (n_raters,)
+        ε_n, the prior probability that a rating of rater n is genuine
+        (1 - ε_n is the rater's spamminess).
+    group_difficulty_ : ndarray of shape (n_groups,)
+        E δ_c (inverse difficulty: below 1, even precise raters are noisy).
+        One entry with ``difficulty=None``, one per training item with
+        ``"item"``, one per ``group_ids_`` entry with ``"group"``.
+    group_ids_ : ndarray
+        The groups seen in fit (``difficulty="group"`` only).
+    item_mean_, item_std_ : ndarray of shape (n_training_items,)
+        Mean and standard deviation 1/√λ_m of q(z_m) for the training items.
+    precision_shape_, precision_rate_ : float
+        α and β of the gamma prior on τ (type-II ML).
+    rater_precision_shape_, rater_precision_rate_ : ndarray of shape (n_raters,)
+        q(τ_n) = Gamma(α_n, β_n).
+    group_difficulty_shape_, group_difficulty_rate_ : ndarray
+        q(δ_c) = Gamma(φ_c, η_c).
+    n_features_in_, rater_ids_, n_iter_, converged_, lower_bound_, objective_history_
+        As in every model; the objective is F (not divided by anything).
+
+    See Also
+    --------
+    MeanRating, MedianRating, MajorityVote : baselines.
+    DawidSkene : categorical truth (ignores the order of the scale).
+
+    Notes
+    -----
+    ``predict`` on new items infers q(z_m) (and, with ``difficulty="item"``,
+    q(δ_m)) with the rater factors fixed.  With ``difficulty="group"``, pass
+    ``groups=`` to ``predict`` / ``predict_proba`` / ``score_samples``: a
+    group seen in fit keeps its fitted q(δ_c); an unseen group, or every
+    item when ``groups`` is not given, uses the prior Gamma(φ, η).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import OrdinalMixture
+    >>> X = np.array([[1, 2, 1], [3, 3, 2], [2, np.nan, 3], [3, 3, 3]])
+    >>> model = OrdinalMixture(n_init=2, random_state=0).fit(X)
+    >>> model.predict(X).round(2).shape
+    (4,)
+    """
+
+    _min_classes = 2
+
+    _parameter_constraints: dict = {
+        **CrowdModel._parameter_constraints,
+        "difficulty": [StrOptions({"item", "group"}), None],
+        "spam": ["boolean"],
+        "link": [StrOptions({"ordinal", "gaussian"})],
+        "thresholds": ["array-like", None],
+        "prior_mean": [Real, None],
+        "prior_precision": [Interval(Real, 0, None, closed="neither")],
+        "difficulty_shape": [Interval(Real, 0, None, closed="neither")],
+        "difficulty_rate": [Interval(Real, 0, None, closed="neither")],
+        "spam_distribution": ["array-like", None],
+        "init_reliability": [Interval(Real, 0, 1, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        difficulty=None,
+        spam=True,
+        link="ordinal",
+        thresholds=None,
+        classes=None,
+        prior_mean=None,
+        prior_precision=0.1,
+        difficulty_shape=10.0,
+        difficulty_rate=5.0,
+        spam_distribution=None,
+        init_reliability=0.99,
+        max_iter=1000,
+        tol=0.1,
+        n_init=10,
+        random_state=None,
+        verbose=0,
+        n_jobs=None,
+    ):
+        self.difficulty = difficulty
+        self.spam = spam
+        self.link = link
+        self.thresholds = thresholds
+        self.classes = classes
+        self.prior_mean = prior_mean
+        self.prior_precision = prior_precision
+        self.difficulty_shape = difficulty_shape
+        self.difficulty_rate = difficulty_rate
+        self.spam_distribution = spam_distribution
+        self.init_reliability = init_reliability
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # -- public API with groups ------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, groups=None):
+        """Fit the model to the ratings ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_items, n_raters), or Ratings
+            Numeric ratings; NaN means not rated.
+        y : None
+            Ignored.
+        groups : array-like of shape (n_items,), default=None
+            The category of each item (e.g. its query), for
+            ``difficulty="group"``; ignored otherwise.  Routed by
+            scikit-learn's metadata routing (``set_fit_request(groups=True)``),
+            so ``GridSearchCV(..., cv=GroupKFold()).fit(X, groups=q)`` works.
+
+        Returns
+        -------
+        self : object
+        """
+        self._fit(X, groups=groups)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_predict(self, X, y=None, groups=None):
+        """Fit, then return the posterior mean z̄ of each training item."""
+        return self._predict_from_items(self._fit(X, groups=groups))
+
+    def predict(self, X, groups=None):
+        """Posterior mean E[z_m] of each item, on the label scale (float).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or Ratings of shape (n_items, n_raters)
+        groups : array-like of shape (n_items,), default=None
+            Groups of the items, for ``difficulty="group"``.
+
+        Returns
+        -------
+        z : ndarray of shape (n_items,)
+        """
+        check_is_fitted(self)
+        data = self._encode(X, reset=False)
+        return self._predict_from_items(self._infer_items(data, groups=groups))
+
+    def predict_proba(self, X, groups=None):
+        """Mass of q(z_m) in each bin of the scale (outer bins open-ended).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_items, n_classes)
+        """
+        check_is_fitted(self)
+        return self._infer_items(self._encode(X, reset=False), groups=groups)["proba"]
+
+    def score_samples(self, X, groups=None):
+        """log ∫ N(z | μ, 1/λ) Π_n p(r_nm | z) dz per item, by quadrature.
+
+        The rater factors are plugged in at their means (E τ_n, ε_n, and
+        E δ_c of the item's group); with ``difficulty="item"``, δ_m is
+        integrated out as well (Gauss–Laguerre over its prior).  The z
+        integral is a composite Gauss–Legendre rule with panel ends at the
+        thresholds and around the item's posterior peak: the spam floor gives
+        the posterior a broad prior-shaped part that an adaptive
+        Gauss–Hermite rule centred on the peak misses.  The outer
+        bins are open-ended here, so that the probabilities of the K levels
+        sum to one.  0 for an item without ratings.
+        """
+        check_is_fitted(self)
+        data = self._encode(X, reset=False)
+        return self._score_items(data, groups=groups)
+
+    def score(self, X, y=None, groups=None):
+        """Mean of :meth:`score_samples` (higher is better)."""
+        return float(np.mean(self.score_samples(X, groups=groups)))
+
+    def _predict_from_items(self, items):
+        return items["mu"]
+
+    def _expected_failed_checks(self):
+        return {
+            "check_estimator_sparse_tag": (
+                "the check's sparse X stores only the value 1: a one-level scale, "
+                "which an ordinal model rejects (sparse input itself is tested)"
+            ),
+        }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = False
+        return tags
+
+    # -- scale and groups ------------------------------------------------------------
+    def _scale(self, n_classes):
+        """Bins, values and spam log-probabilities of the label codes."""
+        if self.classes_.dtype.kind not in "biuf":
+            raise ValueError(
+                "OrdinalMixture needs numeric labels on an ordinal scale; got "
+                f"{self.classes_[:3].tolist()!r}. Map the labels to numbers first."
+            )
+        values = self.classes_.astype(np.float64)
+        if not np.all(np.isfinite(values)):
+            raise ValueError("The scale values must be finite numbers.")
+        if self.thresholds is None:
+            mid = 0.5 * (values[1:] + values[:-1])
+            b = np.concatenate([[values[0] - (mid[0] - values[0])], mid,
+                                [values[-1] + (values[-1] - mid[-1])]])
+        else:
+            b = np.asarray(self.thresholds, dtype=np.float64).ravel()
+            if b.shape != (n_classes + 1,):
+                raise ValueError(
+                    f"thresholds must have n_classes + 1 = {n_classes + 1} values "
+                    f"b_0 < ... < b_K; got {b.shape[0]}."
+                )
+            if np.any(np.isnan(b)) or not np.all(np.diff(b) > 0):
+                raise ValueError(
+                    f"thresholds must be strictly increasing; got {b.tolist()!r}."
+                )
+            if not np.all(np.isfinite(b[1:-1])):
+                raise ValueError("Only the outer thresholds b_0 and b_K may be infinite.")
+        if self.link == "gaussian" and not np.all(np.isfinite(b)):
+            raise ValueError(
+                "link='gaussian' needs finite outer thresholds: its spam component "
+                "is the uniform density on [b_0, b_K]."
+            )
+        if self.spam_distribution is None:
+            spam = np.full(n_classes, 1.0 / n_classes)
+        else:
+            spam = np.asarray(self.spam_distribution, dtype=np.float64).ravel()
+            if (spam.shape != (n_classes,) or np.any(~np.isfinite(spam))
+                    or np.any(spam <= 0) or not np.isclose(spam.sum(), 1)):
+                raise ValueError(
+                    f"spam_distribution must be {n_classes} positive numbers summing "
+                    f"to 1; got {self.spam_distribution!r}."
+                )
+        log_spam = np.log(spam)
+        if self.link == "gaussian":
+            log_spam = log_spam - np.log(np.diff(b))
+        step = float(np.median(np.diff(values)))
+        return b[:-1].copy(), b[1:].copy(), values, log_spam, step
+
+    def _encode_groups(self, groups, n_items):
+        groups = np.asarray(groups)
+        if groups.ndim != 1 or len(groups) != n_items:
+            raise ValueError(
+                f"groups must have one entry per item: X has {n_items} items, "
+                f"groups has shape {groups.shape}."
+            )
+        return groups
+
+    def _prepare(self, data, groups=None):
+        scale = self._scale(data.n_classes)
+        if self.difficulty == "group":
+            if groups is None:
+                raise ValueError(
+                    "difficulty='group' needs the group of each item: "
+                    "fit(X, groups=...)."
+                )
+            groups = self._encode_groups(groups, data.n_items)
+            try:
+                ids, codes = np.unique(groups, return_inverse=True)
+            except TypeError:
+                raise ValueError("groups must all be of one comparable type.") from None
+            self.group_ids_ = ids
+            item_group = codes.astype(np.int32)
+            n_groups = len(ids)
+        else:
+            if hasattr(self, "group_ids_"):
+                del self.group_ids_
+            if groups is not None:
+                self._encode_groups(groups, data.n_items)
+            item_group = np.zeros(data.n_items, dtype=np.int32)
+            n_groups = data.n_items if self.difficulty == "item" else 1
+            if self.difficulty == "item":
+                item_group = np.arange(data.n_items, dtype=np.int32)
+        return _Problem(data, scale, item_group, n_groups)
+
+    def _prior(self, problem):
+        mu0 = float(np.mean(problem.value)) if self.prior_mean is None else float(self.prior_mean)
+        return mu0, float(self.prior_precision)
+
+    # -- the fit loop's hooks ----------------------------------------------------------
+    def _init_params(self, problem, rng, restart):
+        """Restart ``restart``: ε high for every rater; z starts at the item
+        means (jittered after the first restart) and τ at 1/step² (with a
+        random log-normal factor after the first)."""
+        data = problem.data
+        mu0, lam0 = self._prior(problem)
+        means = np.empty(data.n_items)
+        item_means(data.item_ptr, problem.value[data.label], means)
+        means[np.isnan(means)] = mu0
+        step = problem.step
+        tau = np.full(data.n_raters, 1.0 / step**2)
+        if restart > 0:
+            means = means + rng.normal(0.0, 0.5 * step, size=data.n_items)
+            tau = tau * np.exp(rng.normal(0.0, 0.7, size=data.n_raters))
+        shape = np.full(data.n_raters, 2.0)
+        eps = np.full(data.n_raters, float(self.init_reliability))
+        if not self.spam:
+            eps[:] = 1.0
+        n_per_item = np.diff(data.item_ptr)
+        delta_mean = self.difficulty_shape / self.difficulty_rate
+        return {
+            "tau_shape": shape,
+            "tau_rate": shape / tau,
+            "eps": eps,
+            "eps_c": 1.0 - eps,
+            "alpha": 2.0,
+            "beta": 2.0 * step**2,
+            "delta_shape": np.full(problem.n_groups, float(self.difficulty_shape)),
+            "delta_rate": np.full(problem.n_groups, float(self.difficulty_rate)),
+            "mu": means,
+            "lam": lam0 + n_per_item * delta_mean / step**2,
+            "parallel": True,
+        }
+
+    def _sweep(self, problem, params, max_sweeps, tol):
+        """Run the per-item kernel; returns the new local state."""
+        data = problem.data
+        mu0, lam0 = self._prior(problem)
+        tau_shape, tau_rate = params["tau_shape"], params["tau_rate"]
+        tau_mean = tau_shape / tau_rate
+        with np.errstate(divide="ignore"):
+            raters = np.column_stack([
+                tau_mean, digamma(tau_shape) - np.log(tau_rate), np.sqrt(tau_mean),
+                np.log(tau_mean), np.log(params["eps"]), np.log(params["eps_c"]),
+            ])
+        item_delta = self.difficulty == "item"
+        items = np.empty((data.n_items, 5))
+        items[:, kernels.ITEM_MU] = params["mu"]
+        items[:, kernels.ITEM_LAM] = params["lam"]
+        if item_delta:
+            items[:, kernels.ITEM_DELTA_SHAPE] = params["delta_shape"]
+            items[:, kernels.ITEM_DELTA_RATE] = params["delta_rate"]
+            groups = np.ones((1, 2))
+        else:
+            groups = np.column_stack([
+                params["delta_shape"] / params["delta_rate"],
+                digamma(params["delta_shape"]) - np.log(params["delta_rate"]),
+            ])
+        out = np.empty((data.n_ratings, 5))
+        hyper = np.array([self.difficulty_shape, self.difficulty_rate, mu0, lam0], dtype=float)
+        rater_acc = np.empty((data.n_raters, 3))
+        sweep = kernels.item_sweep_parallel if params["parallel"] else kernels.item_sweep_serial
+        sweep(data.item_ptr, data.rater, data.label, problem.item_group, problem.scale,
+              raters, groups, items, out, hyper, self.link == "ordinal", bool(self.spam),
+              item_delta, int(max_sweeps), float(tol), rater_acc)
+        state = {
+            "mu": items[:, kernels.ITEM_MU], "lam": items[:, kernels.ITEM_LAM],
+            "elbo": items[:, kernels.ITEM_ELBO], "out": out,
+            "omega": out[:, kernels.OMEGA], "omega_c": out[:, kernels.OMEGA_C],
+            "err": out[:, kernels.ERR],
+        }
+        if not params["parallel"]:
+            state["rater_acc"] = rater_acc
+        if item_delta:
+            state["delta_shape"] = items[:, kernels.ITEM_DELTA_SHAPE]
+            state["delta_rate"] = items[:, kernels.ITEM_DELTA_RATE]
+        return state
+
+    def _local_step(self, problem, params):
+        """One sweep of the item-level updates (x, y, z and per-item δ)."""
+        items = self._sweep(problem, params, 1, 0.0)
+        return items, items
+
+    def _global_update(self, problem, params, stats):
+        """q(τ), then q(δ) (group or global), then ε (eq. 5), then (α, β);
+        each maximises F given the rest, so F never decreases."""
+        data = problem.data
+        new = dict(params)
+        new["mu"], new["lam"] = stats["mu"], stats["lam"]
+        if self.difficulty == "item":
+            new["delta_shape"], new["delta_rate"] = stats["delta_shape"], stats["delta_rate"]
+        delta_mean = new["delta_shape"] / new["delta_rate"]
+        item_delta_mean = delta_mean[problem.item_group]
+        J = data.n_raters
+        if "rater_acc" in stats:  # summed by the serial sweep, same order
+            spam_sum, genuine_sum, error_sum = stats["rater_acc"].T
+        else:
+            spam_sum, genuine_sum, error_sum = np.empty(J), np.empty(J), np.empty(J)
+            kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, stats["out"],
+                               item_delta_mean, spam_sum, genuine_sum, error_sum)
+        rated = problem.rated
+        alpha, beta = params["alpha"], params["beta"]
+        # q(τ_n) (eq. 4); a rater without ratings keeps the prior.
+        shape = np.where(rated, alpha + 0.5 * genuine_sum, alpha)
+        rate = np.where(rated, beta + 0.5 * error_sum, beta)
+        new["tau_shape"], new["tau_rate"] = shape, rate
+        if self.difficulty != "item":
+            C = problem.n_groups
+            g_genuine, g_error = np.empty(C), np.empty(C)
+            kernels.group_sums(problem.group_ptr, problem.group_items, data.item_ptr,
+                               data.rater, stats["out"], shape / rate, g_genuine, g_error)
+            new["delta_shape"] = self.difficulty_shape + 0.5 * g_genuine
+            new["delta_rate"] = self.difficulty_rate + 0.5 * g_error
+        if self.spam:
+            # eq. (5), ε and 1 - ε each from its own sum so neither rounds off.
+            counts = np.where(rated, problem.rater_counts, 1.0)
+            fallback = genuine_sum.sum() / max(problem.rater_counts.sum(), 1.0)
+            new["eps"] = np.where(rated, genuine_sum / counts, fallback)
+            new["eps_c"] = np.where(rated, spam_sum / counts, 1.0 - fallback)
+        # Type-II ML of (α, β) from the rated raters' q(τ).
+        if np.any(rated):
+            e_tau = shape[rated] / rate[rated]
+            e_log_tau = digamma(shape[rated]) - np.log(rate[rated])
+            new["alpha"], new["beta"] = _gamma_ml(e_tau, e_log_tau)
+        new["tau_shape"] = np.where(rated, shape, new["alpha"])
+        new["tau_rate"] = np.where(rated, rate, new["beta"])
+        return new
+
+    def _objective(self, problem, params, items, stats):
+        """F: the items' terms from the kernel minus the gamma KLs of the
+        rated raters' q(τ) and (shared difficulty) the groups' q(δ)."""
+        rated = problem.rated
+        total = float(np.sum(items["elbo"]))
+        total -= float(np.sum(_gamma_kl(params["tau_shape"][rated], params["tau_rate"][rated],
+                                        params["alpha"], params["beta"])))
+        if self.difficulty != "item":
+            g = problem.group_rated
+            total -= float(np.sum(_gamma_kl(params["delta_shape"][g], params["delta_rate"][g],
+                                            self.difficulty_shape, self.difficulty_rate)))
+        return total
+
+    # -- fit: restarts in threads ------------------------------------------------------
+    def _fit_encoded(self, data, groups=None):
+        problem = self._prepare(data, groups=groups)
+        rng = check_random_state(self.random_state)
+        starts = [self._init_params(problem, rng, r) for r in range(self.n_init)]
+        with numba_threads(self.n_jobs):
+            n_threads = numba.get_num_threads()
+            if n_threads > 1 and self.n_init > 1:
+                # One restart per thread with serial (nogil) kernels: numba's
+                # workqueue layer cannot run parallel regions from two threads.
+                for start in starts:
+                    start["parallel"] = False
+                with ThreadPoolExecutor(max_workers=min(n_threads, self.n_init)) as pool:
+                    runs = list(pool.map(lambda s: self._run(problem, s), starts))
+            else:
+                runs = [self._run(problem, s) for s in starts]
+            best = runs[0]
+            for restart, run in enumerate(runs):
+                self._print_restart(restart)
+                self._print_restart_end(run, np.nan)
+                if run[2][-1] > best[2][-1]:
+                    best = run
+            self._restart_histories = [np.asarray(run[2]) for run in runs]
+            params, _, history, n_iter, converged = best
+            params = dict(params, parallel=True)
+            self._store(problem, params)
+            items = self._infer(problem, self._fitted_params())
+        if not converged and self.max_iter > 0:
+            warnings.warn(
+                f"OrdinalMixture did not converge in max_iter={self.max_iter} "
+                f"iterations (last change of F {history[-1] - history[-2]:.3g}, "
+                f"tol={self.tol}). Increase max_iter or tol.",
+                ConvergenceWarning,
+            )
+        self.n_iter_ = n_iter
+        self.converged_ = converged
+        self.lower_bound_ = history[-1]
+        self.objective_history_ = np.asarray(history)
+        self.item_mean_ = items["mu"]
+        self.item_std_ = 1.0 / np.sqrt(items["lam"])
+        if self.difficulty == "item":
+            self.group_difficulty_shape_ = items["delta_shape"]
+            self.group_difficulty_rate_ = items["delta_rate"]
+            self.group_difficulty_ = items["delta_shape"] / items["delta_rate"]
+        return items
+
+    def _store(self, problem, params):
+        self.thresholds_ = np.concatenate([problem.lower, problem.upper[-1:]])
+        self.rater_precision_shape_ = params["tau_shape"]
+        self.rater_precision_rate_ = params["tau_rate"]
+        self.rater_precision_ = params["tau_shape"] / params["tau_rate"]
+        self.rater_reliability_ = params["eps"]
+        self._rater_spamminess = params["eps_c"]
+        self.precision_shape_ = float(params["alpha"])
+        self.precision_rate_ = float(params["beta"])
+        self.group_difficulty_shape_ = params["delta_shape"]
+        self.group_difficulty_rate_ = params["delta_rate"]
+        self.group_difficulty_ = params["delta_shape"] / params["delta_rate"]
+        mu0, lam0 = self._prior(problem)
+        self.class_prior_ = self._bin_mass(np.array([mu0]), np.array([lam0]))[0]
+
+    def _set_fitted(self, data, params, items):  # the fit is _fit_encoded's
+        raise NotImplementedError
+
+    def _fitted_params(self):
+        return {
+            "tau_shape": self.rater_precision_shape_,
+            "tau_rate": self.rater_precision_rate_,
+            "eps": self.rater_reliability_,
+            "eps_c": self._rater_spamminess,
+            "alpha": self.precision_shape_,
+            "beta": self.precision_rate_,
+            "delta_shape": self.group_difficulty_shape_,
+            "delta_rate": self.group_difficulty_rate_,
+            "parallel": True,
+        }
+
+    # -- item-level inference -------------------------------------------------------
+    def _predict_problem(self, data, groups):
+        """The problem and the δ factors of new items (see the class Notes)."""
+        params = self._fitted_params()
+        scale = self._scale(data.n_classes)
+        if self.difficulty == "group":
+            n_known = len(self.group_ids_)
+            codes = np.full(data.n_items, n_known, dtype=np.int32)  # the prior slot
+            if groups is not None:
+                groups = self._encode_groups(groups, data.n_items)
+                try:
+                    pos = np.searchsorted(self.group_ids_, groups)
+                    pos = np.minimum(pos, n_known - 1)
+                    known = self.group_ids_[pos] == groups
+                except TypeError:
+                    known = np.zeros(data.n_items, dtype=bool)
+                codes[known] = pos[known]
+            params["delta_shape"] = np.append(params["delta_shape"], self.difficulty_shape)
+            params["delta_rate"] = np.append(params["delta_rate"], self.difficulty_rate)
+            problem = _Problem(data, scale, codes, n_known + 1)
+        elif self.difficulty == "item":
+            params["delta_shape"] = np.full(data.n_items, float(self.difficulty_shape))
+            params["delta_rate"] = np.full(data.n_items, float(self.difficulty_rate))
+            problem = _Problem(data, scale, np.arange(data.n_items, dtype=np.int32),
+                               data.n_items)
+        else:
+            if groups is not None:
+                self._encode_groups(groups, data.n_items)
+            problem = _Problem(data, scale, np.zeros(data.n_items, dtype=np.int32), 1)
+        return problem, params
+
+    def _infer(self, problem, params):
+        """Item-level inference to convergence, from the item means."""
+        data = problem.data
+        mu0, lam0 = self._prior(problem)
+        if self.difficulty == "item":
+            params = dict(params,
+                          delta_shape=np.full(data.n_items, float(self.difficulty_shape)),
+                          delta_rate=np.full(data.n_items, float(self.difficulty_rate)))
+        means = np.empty(data.n_items)
+        item_means(data.item_ptr, problem.value[data.label], means)
+        means[np.isnan(means)] = mu0
+        tau_mean = params["tau_shape"] / params["tau_rate"]
+        delta_mean = (params["delta_shape"] / params["delta_rate"])[problem.item_group]
+        weight = np.bincount(data.item, weights=tau_mean[data.rater], minlength=data.n_items)
+        params = dict(params, mu=means, lam=lam0 + delta_mean * weight)
+        items = self._sweep(problem, params, _MAX_LOCAL_SWEEPS, _LOCAL_TOL * problem.step)
+        items["proba"] = self._bin_mass(items["mu"], items["lam"])
+        items["delta_mean"] = (items["delta_shape"] / items["delta_rate"]
+                               if self.difficulty == "item" else delta_mean)
+        return items
+
+    def _infer_items(self, data, groups=None):
+        problem, params = self._predict_problem(data, groups)
+        with numba_threads(self.n_jobs):
+            return self._infer(problem, params)
+
+    def _bin_mass(self, mu, lam):
+        """Mass of N(mu, 1/lam) in each bin, the outer bins open-ended."""
+        inner = self.thresholds_[1:-1]
+        sd = 1.0 / np.sqrt(lam)
+        t = (inner[None, :] - mu[:, None]) / sd[:, None]
+        cdf = np.concatenate(
+            [np.zeros((len(mu), 1)), np.exp(log_ndtr(t)), np.ones((len(mu), 1))], axis=1)
+        # upper tails from the flipped CDF, so far bins are not 1 - 1
+        upper = np.concatenate(
+            [np.ones((len(mu), 1)), np.exp(log_ndtr(-t)), np.zeros((len(mu), 1))], axis=1)
+        mass = np.where(t.mean(axis=1, keepdims=True) > 0, np.diff(cdf, axis=1),
+                        -np.diff(upper, axis=1))
+        mass = np.clip(mass, 0.0, None)
+        return mass / mass.sum(axis=1, keepdims=True)
+
+    def _score_items(self, data, groups=None):
+        problem, params = self._predict_problem(data, groups)
+        with numba_threads(self.n_jobs):
+            items = self._infer(problem, params)
+            mu0, lam0 = self._prior(problem)
+            nodes, weights = roots_legendre(_N_LEGENDRE)
+            scale = 1.0 / np.sqrt(items["lam"])
+            breaks = self._quadrature_breaks(mu0, lam0)
+            if self.difficulty == "item":
+                x, w = roots_genlaguerre(_N_LAGUERRE, self.difficulty_shape - 1.0)
+                delta_nodes = x / self.difficulty_rate
+                log_delta_weights = np.log(w) - gammaln(self.difficulty_shape)
+                item_delta_scale = np.ones(data.n_items)
+            else:
+                delta_nodes = np.ones(1)
+                log_delta_weights = np.zeros(1)
+                item_delta_scale = np.asarray(items["delta_mean"], dtype=np.float64)
+            # open-ended outer bins: a proper distribution over the K levels
+            lower = problem.lower.copy()
+            upper = problem.upper.copy()
+            lower[0], upper[-1] = -np.inf, np.inf
+            eps = self.rater_reliability_ if self.spam else np.ones(self.n_features_in_)
+            loglik = np.empty(data.n_items)
+            kernels.item_loglik(
+                data.item_ptr, data.rater, data.label, lower, upper, problem.value,
+                problem.log_spam, self.link == "ordinal", self.rater_precision_,
+                np.ascontiguousarray(eps, dtype=np.float64), items["mu"], scale,
+                item_delta_scale, delta_nodes, log_delta_weights, breaks,
+                _PEAK_OFFSETS, nodes, weights, mu0, lam0, loglik,
+            )
+        return loglik
+
+    def _quadrature_breaks(self, mu0, lam0):
+        """Panel ends of the z quadrature: ±12 prior standard deviations,
+        every finite threshold, and 1, 2, 4, 8 steps beyond the scale."""
+        b = self.thresholds_
+        step = float(np.median(np.diff(self.classes_.astype(float))))
+        reach = 12.0 / np.sqrt(lam0)
+        lo, hi = min(mu0 - reach, b[1] - 16 * step), max(mu0 + reach, b[-2] + 16 * step)
+        beyond = step * np.array([1.0, 2.0, 4.0, 8.0])
+        points = np.concatenate([[lo, hi], b[np.isfinite(b)], b[1] - beyond, b[-2] + beyond])
+        return np.unique(np.clip(points, lo, hi))
+
+    def _sample_labels(self, data, rng):
+        """z from the prior, y ~ Be(ε_n), x ~ N(z, 1/(τ̄ δ)) binned (outer
+        bins open-ended) or a spam draw from π; δ is E δ (no difficulty),
+        the prior mean (groups are not known here) or a prior draw (per item)."""
+        mu0, lam0 = float(np.mean(self.classes_.astype(float))), float(self.prior_precision)
+        if self.prior_mean is not None:
+            mu0 = float(self.prior_mean)
+        K = len(self.classes_)
+        z = rng.normal(mu0, 1.0 / np.sqrt(lam0), size=data.n_items)
+        if self.difficulty is None:
+            delta = np.full(data.n_items, self.group_difficulty_[0])
+        elif self.difficulty == "group":
+            delta = np.full(data.n_items, self.difficulty_shape / self.difficulty_rate)
+        else:
+            delta = rng.gamma(self.difficulty_shape, 1.0 / self.difficulty_rate,
+                              size=data.n_items)
+        sd = 1.0 / np.sqrt(self.rater_precision_[data.rater] * delta[data.item])
+        x = z[data.item] + sd * rng.normal(size=data.n_ratings)
+        if self.link == "ordinal":
+            codes = np.searchsorted(self.thresholds_[1:-1], x, side="right")
+        else:
+            values = self.classes_.astype(float)
+            codes = np.abs(x[:, None] - values[None, :]).argmin(axis=1)
+        if self.spam:
+            spam = rng.random(data.n_ratings) >= self.rater_reliability_[data.rater]
+            pi = (np.full(K, 1.0 / K) if self.spam_distribution is None
+                  else np.asarray(self.spam_distribution, dtype=float))
+            codes[spam] = rng.choice(K, size=int(spam.sum()), p=pi)
+        return codes.astype(np.int32)
+
+
+def _gamma_kl(shape, rate, prior_shape, prior_rate):
+    """KL(Gamma(shape, rate) || Gamma(prior_shape, prior_rate)), vectorised."""
+    return ((shape - prior_shape) * digamma(shape) - gammaln(shape) + gammaln(prior_shape)
+            + prior_shape * (np.log(rate) - np.log(prior_rate))
+            + shape * (prior_rate - rate) / rate)
+
+
+def _gamma_ml(mean_values, mean_logs):
+    """Gamma MLE (shape, rate) from E τ and E ln τ of each rater: β = α / mean Eτ
+    and ln α - ψ(α) = s = ln mean Eτ - mean E ln τ, by Minka's Newton iteration
+    on 1/α (converges in a few steps from his closed-form start)."""
+    mean = float(np.mean(mean_values))
+    s = max(np.log(mean) - float(np.mean(mean_logs)), _MIN_GAMMA_S)
+    a = (3.0 - s + np.sqrt((s - 3.0) ** 2 + 24.0 * s)) / (12.0 * s)
+    for _ in range(100):
+        g = np.log(a) - digamma(a) - s
+        dg = 1.0 / a - polygamma(1, a)
+        a_new = 1.0 / (1.0 / a + g / (a * a * dg))
+        if not np.isfinite(a_new) or a_new <= 0:
+            break
+        done = abs(a_new - a) <= 1e-12 * a
+        a = a_new
+        if done:
+            break
+    return float(a), float(a / mean)

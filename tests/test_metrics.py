@@ -1,0 +1,94 @@
+"""skcrowd.metrics: MSE, correlation and grouped NDCG against references."""
+
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.metrics import ndcg_score
+
+from skcrowd.metrics import correlation, mean_squared_error, ndcg, ordinal_scores
+
+
+@pytest.fixture(scope="module")
+def graded():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(1, 4, size=60).astype(float)
+    pred = truth + rng.normal(0, 0.8, size=60)
+    groups = np.repeat(np.arange(6), 10)
+    return truth, pred, groups
+
+
+def test_mse_and_correlation_ignore_unknown_truth(graded):
+    truth, pred, _ = graded
+    with_nan = truth.copy()
+    with_nan[::7] = np.nan
+    known = ~np.isnan(with_nan)
+    assert mean_squared_error(with_nan, pred) == pytest.approx(
+        np.mean((truth[known] - pred[known]) ** 2))
+    assert correlation(with_nan, pred) == pytest.approx(
+        np.corrcoef(truth[known], pred[known])[0, 1])
+
+
+def test_ndcg_matches_sklearn_without_ties(graded):
+    truth, pred, groups = graded
+    per_group = [
+        ndcg_score([2 ** truth[groups == g] - 1], [pred[groups == g]])
+        for g in np.unique(groups)
+    ]
+    assert ndcg(truth, pred, groups) == pytest.approx(np.mean(per_group), rel=1e-12)
+    # linear gain is sklearn's default relevance-as-gain
+    per_group = [ndcg_score([truth[groups == g]], [pred[groups == g]]) for g in np.unique(groups)]
+    assert ndcg(truth, pred, groups, gain="linear") == pytest.approx(np.mean(per_group))
+    at3 = [ndcg_score([2 ** truth[groups == g] - 1], [pred[groups == g]], k=3)
+           for g in np.unique(groups)]
+    assert ndcg(truth, pred, groups, k=3) == pytest.approx(np.mean(at3))
+
+
+def test_ndcg_ties_are_the_average_over_orderings():
+    truth = np.array([3.0, 1.0, 2.0, 1.0, 3.0])
+    pred = np.array([1.0, 1.0, 2.0, 0.0, 1.0])  # three items tied
+    gains = 2 ** truth - 1
+    discounts = 1 / np.log2(np.arange(2, 7))
+    ideal = np.sort(gains)[::-1] @ discounts
+    values = []
+    # every ordering of the tied items, equally likely
+    tied = [0, 1, 4]
+    for perm in itertools.permutations(tied):
+        order = [2, *perm, 3]
+        values.append(gains[order] @ discounts / ideal)
+    assert ndcg(truth, pred, np.zeros(5)) == pytest.approx(np.mean(values), rel=1e-12)
+
+
+def test_ndcg_perfect_and_reversed():
+    truth = np.array([1.0, 2.0, 3.0, 1.0, 3.0, 2.0])
+    groups = np.array([0, 0, 0, 1, 1, 1])
+    assert ndcg(truth, truth, groups) == pytest.approx(1.0)
+    assert ndcg(truth, -truth, groups) < 1.0
+
+
+def test_ndcg_skips_groups_without_gain_and_unknown_items():
+    truth = np.array([0.0, 0.0, np.nan, 2.0, 1.0, np.nan])
+    pred = np.array([0.5, 0.1, 9.0, 0.2, 0.9, 9.0])
+    groups = np.array(["a", "a", "a", "b", "b", "b"])
+    # group a has no gain (skipped); in b the unknown item is left out
+    gains = np.array([3.0, 1.0])
+    ranked = np.array([1.0, 3.0])  # pred ranks item 4 (gain 1) above item 3
+    d = 1 / np.log2([2, 3])
+    assert ndcg(truth, pred, groups) == pytest.approx((ranked @ d) / (gains @ d))
+
+
+def test_ordinal_scores_and_errors(graded):
+    truth, pred, groups = graded
+    scores = ordinal_scores(truth, pred, groups)
+    assert set(scores) == {"mse", "correlation", "ndcg"}
+    assert set(ordinal_scores(truth, pred)) == {"mse", "correlation"}
+    with pytest.raises(ValueError, match="different lengths"):
+        mean_squared_error(truth, pred[:-1])
+    with pytest.raises(ValueError, match="groups"):
+        ndcg(truth, pred, groups[:-1])
+    with pytest.raises(ValueError, match="gain"):
+        ndcg(truth, pred, groups, gain="cubic")
+    with pytest.raises(ValueError, match="NaN"):
+        correlation(truth, np.full_like(pred, np.nan))
+    with pytest.raises(ValueError, match="no known"):
+        correlation(np.full_like(truth, np.nan), pred)
