@@ -172,50 +172,50 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
     the item's share of F: its ratings' terms, the Gaussian KL of z_m and,
     per item, the gamma KL of δ_m; and per rating E[(x - z)²].
     """
+    # Element indexing throughout: a view per rating (raters[j], out[n])
+    # costs an atomic reference count, which threads contend for.
     start = item_ptr[m]
     stop = item_ptr[m + 1]
     mu0 = hyper[HYPER_MU]
     lam0 = hyper[HYPER_LAM]
-    state = items[m]
     if item_delta:
-        d_mean = state[ITEM_DELTA_SHAPE] / state[ITEM_DELTA_RATE]
-        d_log = digamma(state[ITEM_DELTA_SHAPE]) - math.log(state[ITEM_DELTA_RATE])
+        d_mean = items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE]
+        d_log = digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE])
     else:
         c = item_group[m]
         d_mean = groups[c, GROUP_DELTA]
         d_log = groups[c, GROUP_LOG_DELTA]
     if stop == start:
-        state[ITEM_MU] = mu0
-        state[ITEM_LAM] = lam0
-        state[ITEM_ELBO] = 0.0
+        items[m, ITEM_MU] = mu0
+        items[m, ITEM_LAM] = lam0
+        items[m, ITEM_ELBO] = 0.0
         return
     ratings_part = 0.0
     for sweep in range(max_sweeps):
-        mu_old = state[ITEM_MU]
+        mu_old = items[m, ITEM_MU]
         d_old = d_mean
         d_sqrt = math.sqrt(d_mean)
         d_ln = math.log(d_mean)
-        nu = state[ITEM_MU]
-        lam_m = state[ITEM_LAM]
+        nu = items[m, ITEM_MU]
+        lam_m = items[m, ITEM_LAM]
         weight = 0.0   # Σ τ̄ ω
         weight_x = 0.0  # Σ τ̄ ω x̄
         ratings_part = 0.0
         for n in range(start, stop):
-            rt = raters[rater[n]]
+            j = rater[n]
             r = label[n]
-            o = out[n]
-            tau = rt[RATER_TAU]
+            tau = raters[j, RATER_TAU]
             rho = tau * d_mean
             if ordinal:
-                s = rt[RATER_SQRT_TAU] * d_sqrt
+                s = raters[j, RATER_SQRT_TAU] * d_sqrt
                 log_z, m1, v1, m2 = truncnorm_std((scale[SCALE_LOWER, r] - nu) * s,
                                                   (scale[SCALE_UPPER, r] - nu) * s)
-                o[XBAR] = nu + m1 / s
-                o[XVAR] = v1 / rho
+                out[n, XBAR] = nu + m1 / s
+                out[n, XVAR] = v1 / rho
                 # entropy of TN = log √(2π/ρ) + log Z + E[t²]/2
-                entropy = 0.5 * (LOG_2PI - rt[RATER_LN_TAU] - d_ln) + log_z + 0.5 * m2
-                t = (rt[RATER_LOG_EPS] - rt[RATER_LOG_1MEPS] - scale[SCALE_LOG_SPAM, r]
-                     + 0.5 * (rt[RATER_LOG_TAU] + d_log - rt[RATER_LN_TAU] - d_ln)
+                entropy = 0.5 * (LOG_2PI - raters[j, RATER_LN_TAU] - d_ln) + log_z + 0.5 * m2
+                t = (raters[j, RATER_LOG_EPS] - raters[j, RATER_LOG_1MEPS] - scale[SCALE_LOG_SPAM, r]
+                     + 0.5 * (raters[j, RATER_LOG_TAU] + d_log - raters[j, RATER_LN_TAU] - d_ln)
                      - 0.5 * rho / lam_m + log_z)
             else:
                 # x = the value plus a uniform rounding error over its bin
@@ -223,68 +223,66 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
                 # rater whose integer ratings match the item means exactly
                 # drives τ to infinity.
                 width = scale[SCALE_UPPER, r] - scale[SCALE_LOWER, r]
-                o[XBAR] = scale[SCALE_VALUE, r]
-                o[XVAR] = width * width / 12.0
+                out[n, XBAR] = scale[SCALE_VALUE, r]
+                out[n, XVAR] = width * width / 12.0
                 entropy = 0.0
                 dev = scale[SCALE_VALUE, r] - nu
-                t = (rt[RATER_LOG_EPS] - rt[RATER_LOG_1MEPS] - scale[SCALE_LOG_SPAM, r]
-                     + 0.5 * (rt[RATER_LOG_TAU] + d_log - LOG_2PI)
-                     - 0.5 * rho * (dev * dev + o[XVAR] + 1.0 / lam_m))
+                t = (raters[j, RATER_LOG_EPS] - raters[j, RATER_LOG_1MEPS] - scale[SCALE_LOG_SPAM, r]
+                     + 0.5 * (raters[j, RATER_LOG_TAU] + d_log - LOG_2PI)
+                     - 0.5 * rho * (dev * dev + out[n, XVAR] + 1.0 / lam_m))
             if spam:
                 w, wc, log_w, log_wc = _bernoulli_from_logit(t)
             else:
                 w, wc, log_w, log_wc = 1.0, 0.0, 0.0, -np.inf
-            o[OMEGA] = w
-            o[OMEGA_C] = wc
+            out[n, OMEGA] = w
+            out[n, OMEGA_C] = wc
             # F terms that do not involve z or δ: E ln p(y), the τ part of
             # E ln p(x | y=1), the spam term, entropies of q(x | y=1), q(y).
             if w > 0.0:
-                ratings_part += w * (rt[RATER_LOG_EPS] + 0.5 * rt[RATER_LOG_TAU]
+                ratings_part += w * (raters[j, RATER_LOG_EPS] + 0.5 * raters[j, RATER_LOG_TAU]
                                      - LOG_SQRT_2PI + entropy - log_w)
             if wc > 0.0:
-                ratings_part += wc * (rt[RATER_LOG_1MEPS] + scale[SCALE_LOG_SPAM, r] - log_wc)
+                ratings_part += wc * (raters[j, RATER_LOG_1MEPS] + scale[SCALE_LOG_SPAM, r] - log_wc)
             weight += tau * w
-            weight_x += tau * w * o[XBAR]
-        state[ITEM_LAM] = lam0 + d_mean * weight
-        state[ITEM_MU] = (mu0 * lam0 + d_mean * weight_x) / state[ITEM_LAM]
+            weight_x += tau * w * out[n, XBAR]
+        items[m, ITEM_LAM] = lam0 + d_mean * weight
+        items[m, ITEM_MU] = (mu0 * lam0 + d_mean * weight_x) / items[m, ITEM_LAM]
         if item_delta:
             count = 0.0
             total = 0.0
             for n in range(start, stop):
-                o = out[n]
-                dev = o[XBAR] - state[ITEM_MU]
-                e = o[XVAR] + dev * dev + 1.0 / state[ITEM_LAM]
-                count += o[OMEGA]
-                total += raters[rater[n], RATER_TAU] * o[OMEGA] * e
-            state[ITEM_DELTA_SHAPE] = hyper[HYPER_SHAPE] + 0.5 * count
-            state[ITEM_DELTA_RATE] = hyper[HYPER_RATE] + 0.5 * total
-            d_mean = state[ITEM_DELTA_SHAPE] / state[ITEM_DELTA_RATE]
-            d_log = digamma(state[ITEM_DELTA_SHAPE]) - math.log(state[ITEM_DELTA_RATE])
-        if abs(state[ITEM_MU] - mu_old) < tol and abs(d_mean - d_old) < tol * d_old:
+                dev = out[n, XBAR] - items[m, ITEM_MU]
+                e = out[n, XVAR] + dev * dev + 1.0 / items[m, ITEM_LAM]
+                count += out[n, OMEGA]
+                total += raters[rater[n], RATER_TAU] * out[n, OMEGA] * e
+            items[m, ITEM_DELTA_SHAPE] = hyper[HYPER_SHAPE] + 0.5 * count
+            items[m, ITEM_DELTA_RATE] = hyper[HYPER_RATE] + 0.5 * total
+            d_mean = items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE]
+            d_log = digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE])
+        if abs(items[m, ITEM_MU] - mu_old) < tol and abs(d_mean - d_old) < tol * d_old:
             break
     # Terms with z and δ, at the final q(z_m), q(δ_m).
-    mu_m = state[ITEM_MU]
-    inv_lam = 1.0 / state[ITEM_LAM]
+    mu_m = items[m, ITEM_MU]
+    inv_lam = 1.0 / items[m, ITEM_LAM]
     for n in range(start, stop):
-        o = out[n]
-        dev = o[XBAR] - mu_m
-        e = o[XVAR] + dev * dev + inv_lam
-        o[ERR] = e
         j = rater[n]
-        ratings_part += o[OMEGA] * (0.5 * d_log - 0.5 * raters[j, RATER_TAU] * d_mean * e)
+        dev = out[n, XBAR] - mu_m
+        e = out[n, XVAR] + dev * dev + inv_lam
+        out[n, ERR] = e
+        ratings_part += out[n, OMEGA] * (0.5 * d_log - 0.5 * raters[j, RATER_TAU] * d_mean * e)
         if accumulate:
             # the sums of rater_sums, in the same order (item order within a
             # rater), so serial and parallel runs agree to the last bit
-            rater_acc[j, 0] += o[OMEGA_C]
-            rater_acc[j, 1] += o[OMEGA]
-            rater_acc[j, 2] += d_mean * o[OMEGA] * e
+            rater_acc[j, 0] += out[n, OMEGA_C]
+            rater_acc[j, 1] += out[n, OMEGA]
+            rater_acc[j, 2] += d_mean * out[n, OMEGA] * e
     dev0 = mu_m - mu0
     total = ratings_part + 0.5 * math.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (
         dev0 * dev0 + inv_lam)
     if item_delta:
-        total -= gamma_kl(state[ITEM_DELTA_SHAPE], state[ITEM_DELTA_RATE],
+        total -= gamma_kl(items[m, ITEM_DELTA_SHAPE], items[m, ITEM_DELTA_RATE],
                           hyper[HYPER_SHAPE], hyper[HYPER_RATE])
-    state[ITEM_ELBO] = total
+    items[m, ITEM_ELBO] = total
 
 
 @njit(cache=True, nogil=True, parallel=True)
