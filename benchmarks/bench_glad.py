@@ -33,6 +33,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _common import cold_start  # noqa: E402
 from _crowdkit import crowdkit_available, crowdkit_glad, crowdkit_version  # noqa: E402
 from _synthetic import make_glad_long  # noqa: E402
 
@@ -151,28 +152,8 @@ def scale():
               f"peak resident memory {peak} GB ({base} GB before building Ratings)")
 
 
-COLD_CODE = """
-import time
-t0 = time.perf_counter()
-import numpy as np
-import skcrowd
-from skcrowd.datasets import load_rte
-R = load_rte().ratings
-skcrowd.GLAD().fit(R)
-print(f"{time.perf_counter() - t0:.2f}")
-"""
-
-
 def cold():
-    times = []
-    for _ in range(3):  # the first run may (re)fill the numba cache
-        start = time.perf_counter()
-        inner = subprocess.run([sys.executable, "-c", COLD_CODE], capture_output=True,
-                               text=True, check=True).stdout.strip()
-        times.append((time.perf_counter() - start, float(inner)))
-    print("\n## Cold start: fresh process, numba cache warm, import + GLAD fit on RTE")
-    for wall, inner in times:
-        print(f"- process wall time {wall:.2f} s (import + load + fit inside: {inner:.2f} s)")
+    cold_start('skcrowd.GLAD().fit(R)', 'import + GLAD fit on RTE')
 
 
 SECTIONS = {"synthetic": synthetic, "gold": gold, "variants": variants, "scale": scale,
