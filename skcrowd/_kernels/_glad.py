@@ -24,6 +24,8 @@ With K = 1 there is nothing to get wrong: every rating has probability 1.
 import numpy as np
 from numba import njit, prange
 
+from ._common import normalize_log_inplace
+
 #: largest Newton step on b_i (log units: β changes at most by a factor e)
 MAX_STEP = 1.0
 #: halvings of a Newton step before giving up on an item for this pass
@@ -96,23 +98,15 @@ def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
                                         log_km1, class_terms, sigma)
     for k in range(n_classes):
         weights[k] = log_prior[k] + class_terms[k] + class_counts[k] * log_km1
-    top = -np.inf
-    for k in range(n_classes):
-        if weights[k] > top:
-            top = weights[k]
-    total = 0.0
-    for k in range(n_classes):
-        weights[k] = np.exp(weights[k] - top)
-        total += weights[k]
+    log_marginal = normalize_log_inplace(weights)
     mean_t = 0.0
     for k in range(n_classes):
-        weights[k] /= total
         mean_t += weights[k] * class_terms[k]
     var_t = 0.0
     for k in range(n_classes):
         dev = class_terms[k] - mean_t
         var_t += weights[k] * dev * dev
-    value += base + top + np.log(total)
+    value += base + log_marginal
     gradient += slope + mean_t
     hessian += curvature + mean_t + var_t
     return value, gradient, hessian
@@ -340,14 +334,4 @@ def item_marginal(item_ptr, rater, label, alpha, log_prior, nodes, log_weights,
                     start, stop, rater, label, alpha, log_prior, nodes[q],
                     log_km1, 0.0, 0.0, class_terms, class_counts, weights, sigma)
                 row[q] = log_weights[q] + value
-            top = -np.inf
-            for q in range(n_nodes):
-                if row[q] > top:
-                    top = row[q]
-            total = 0.0
-            for q in range(n_nodes):
-                row[q] = np.exp(row[q] - top)
-                total += row[q]
-            for q in range(n_nodes):
-                row[q] /= total
-            loglik[i] = top + np.log(total)
+            loglik[i] = normalize_log_inplace(row)

@@ -17,6 +17,8 @@ The joint index of (z, m) is ``z * M + m`` everywhere.
 import numpy as np
 from numba import njit, prange
 
+from ._common import normalize_log_inplace
+
 
 @njit(cache=True, nogil=True)
 def _logaddexp(a, b):
@@ -79,6 +81,21 @@ def rating_log_table(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table
 
 
 @njit(cache=True, nogil=True)
+def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post):
+    """Posterior over (z, grid node) of pattern ``p`` into ``post``; returns
+    the log marginal likelihood of its ratings."""
+    for k in range(log_prior.shape[0]):
+        post[k] = log_prior[k]
+    # Element indexing, not a view per rating: a view's reference count is an
+    # atomic that parallel threads would contend for.
+    for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
+        j, y = rater[n], label[n]
+        for k in range(log_prior.shape[0]):
+            post[k] += table[j, y, k]
+    return normalize_log_inplace(post)
+
+
+@njit(cache=True, nogil=True)
 def _pattern_chunk(
     c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
     expected_counts, proba_positive, effect_means, loglik,
@@ -90,27 +107,12 @@ def _pattern_chunk(
     out[:, :, :] = 0.0
     post = np.empty(n_joint)
     for p in range(chunk_ptr[c], chunk_ptr[c + 1]):
-        for k in range(n_joint):
-            post[k] = log_prior[k]
-        for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
-            row = table[rater[n], label[n]]
-            for k in range(n_joint):
-                post[k] += row[k]
-        top = -np.inf
-        for k in range(n_joint):
-            if post[k] > top:
-                top = post[k]
-        total = 0.0
-        for k in range(n_joint):
-            post[k] = np.exp(post[k] - top)
-            total += post[k]
+        log_marginal = _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post)
         # An item without ratings has likelihood 1 exactly (the prior sums to 1).
-        loglik[p] = top + np.log(total) if pattern_ptr[p + 1] > pattern_ptr[p] else 0.0
+        loglik[p] = log_marginal if pattern_ptr[p + 1] > pattern_ptr[p] else 0.0
         positive = 0.0
-        for k in range(n_joint):
-            post[k] /= total
-            if k >= n_nodes:
-                positive += post[k]
+        for k in range(n_nodes, n_joint):
+            positive += post[k]
         proba_positive[p] = positive
         for e in range(3):
             mean = 0.0
@@ -119,9 +121,9 @@ def _pattern_chunk(
             effect_means[p, e] = mean
         weight = count[p]
         for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
-            acc = out[rater[n], label[n]]
+            j, y = rater[n], label[n]
             for k in range(n_joint):
-                acc[k] += weight * post[k]
+                out[j, y, k] += weight * post[k]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -183,23 +185,11 @@ def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
     n_nodes = n_joint // 2
     for p in prange(pattern_ptr.shape[0] - 1):
         post = np.empty(n_joint)
-        for k in range(n_joint):
-            post[k] = log_prior[k]
-        for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
-            row = table[rater[n], label[n]]
-            for k in range(n_joint):
-                post[k] += row[k]
-        top = -np.inf
-        for k in range(n_joint):
-            if post[k] > top:
-                top = post[k]
-        total = 0.0
+        _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post)
         running = 0.0
         for m in range(n_nodes):
-            total += np.exp(post[m] - top) + np.exp(post[n_nodes + m] - top)
-        for m in range(n_nodes):
-            running += np.exp(post[m] - top) + np.exp(post[n_nodes + m] - top)
-            cdf[p, m] = running / total
+            running += post[m] + post[n_nodes + m]
+            cdf[p, m] = running
 
 
 @njit(cache=True, nogil=True)
