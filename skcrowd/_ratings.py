@@ -352,10 +352,6 @@ class RatingData:
     def ratings_per_item(self):
         return np.diff(self.item_ptr)
 
-    @cached_property
-    def ratings_per_rater(self):
-        return np.diff(self.rater_ptr)
-
 
 def encode_labels(labels, classes):
     """Codes of ``labels`` into the sorted array ``classes``.
