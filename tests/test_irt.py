@@ -281,6 +281,21 @@ def test_marginal_likelihood_converges_with_nodes(caries):
     assert errors[-1] < 1e-6 * abs(totals[25])
 
 
+def test_default_grid_resolves_a_wide_difficulty_population():
+    """The default grid has 21 difficulty nodes (5 discrimination, 7 guessing):
+    with a wide difficulty population an item's likelihood in β is narrower
+    than the spacing of 9 uniform nodes, which biased the fit (doc/irt.rst)."""
+    data = make_irt(n_items=2000, n_raters=8, ratings_per_item=8, random_state=0, **RECOVERY)
+    model = IRT3PL(n_init=1)
+    with quiet():
+        model.fit(data.ratings)
+    reference = model.set_params(n_quadrature=31).score_samples(data.ratings).sum()
+    default = model.set_params(n_quadrature=None).score_samples(data.ratings).sum()
+    uniform9 = model.set_params(n_quadrature=9).score_samples(data.ratings).sum()
+    assert abs(default - reference) < 1e-5 * abs(reference)
+    assert abs(default - reference) < 0.1 * abs(uniform9 - reference)
+
+
 # -- fits on caries ---------------------------------------------------------------
 def test_abc_agrees_with_dawid_skene_on_caries(caries, caries_fits):
     ds = DawidSkene().fit(caries)
@@ -341,17 +356,24 @@ def test_seed_priors_give_the_seeds_prevalence(caries):
 
 
 # -- recovery -----------------------------------------------------------------------
-RECOVERY = dict(difficulty_scale=3.0, guessing_mean=-4.0, guessing_scale=0.5,
-                alpha_sens=(-3.0, 7.0), alpha_spec=(-2.0, 8.0))
+# 10,000 items, each rated by the same 8 raters, from the full model with real
+# guessing (mean λ ≈ 0.12).  The raters' abilities are spread evenly rather than
+# drawn, so that the result does not hinge on where eight random draws land
+# (with drawn abilities the difficulty a design can reveal varies from 0.73 to
+# 0.84 across seeds, see doc/irt.rst).  Difficulty must be wide against the
+# rating slope for eight binary ratings to rank items at all: with make_irt's
+# defaults even the true parameters rank difficulty at only 0.55.
+RECOVERY_ABILITIES = np.c_[np.linspace(-3, 7, 8), np.linspace(-2, 8, 8)[[5, 7, 6, 3, 1, 4, 0, 2]]]
+RECOVERY = dict(difficulty_scale=3.0, guessing_mean=-2.0, guessing_scale=0.5,
+                rater_abilities=RECOVERY_ABILITIES)
 
 
-@pytest.fixture(scope="module")
-def recovery():
-    """The full model on 10,000 items x 8 ratings (20 raters), from the
-    Dawid–Skene start (the seed start reaches the same optimum, slower)."""
-    data = make_irt(n_items=10_000, n_raters=20, ratings_per_item=8, random_state=0,
-                    **RECOVERY)
-    model = IRT3PL(init="dawid_skene", n_init=1, random_state=0).fit(data.ratings)
+@pytest.fixture(scope="module", params=[0, 1])
+def recovery(request):
+    """The full model with its defaults on 10,000 items x 8 raters."""
+    data = make_irt(n_items=10_000, n_raters=8, ratings_per_item=8,
+                    random_state=request.param, **RECOVERY)
+    model = IRT3PL(random_state=0).fit(data.ratings)
     return data, model
 
 
@@ -364,19 +386,20 @@ def test_recovers_simulated_parameters(recovery):
 
 
 def test_recovers_item_difficulty_ranking(recovery):
-    """Eight binary ratings carry little information on one item's
-    difficulty: even the true parameters rank items only to ~0.81 here.
-    The fit must come within 0.03 of that oracle."""
+    """Rank correlation above the issue's 0.8, and as good as the true
+    parameters allow: eight binary ratings bound how well one item's
+    difficulty can be known, so the posterior means computed with the TRUE
+    parameters (the oracle) are the ceiling."""
     data, model = recovery
     truth = {"alpha_sens": data.alpha_sens, "alpha_spec": data.alpha_spec,
              "prior": data.prevalence,
              "hyper": {"difficulty_scale": 3.0, "discrimination_scale": 0.25,
-                       "guessing_mean": -4.0, "guessing_scale": 0.5}}
+                       "guessing_mean": -2.0, "guessing_scale": 0.5}}
     oracle_items, _ = model._local_step(model._encode(data.ratings, reset=False), truth)
     oracle = spearmanr(oracle_items["difficulty"], data.difficulty).correlation
     fitted = spearmanr(model.item_difficulty_, data.difficulty).correlation
-    assert fitted > oracle - 0.03
-    assert fitted > 0.75
+    assert fitted > 0.8
+    assert fitted > oracle - 0.01
 
 
 def test_recovers_dawid_skene_reduction():
@@ -512,6 +535,18 @@ def test_make_irt_follows_its_tag():
     sparse = make_irt(n_items=50, n_raters=40, ratings_per_item=3, random_state=0)
     assert sparse.ratings.n_ratings == 150
     assert np.all(sparse.alpha_sens + sparse.alpha_spec > 0)
+
+
+def test_make_irt_takes_given_rater_abilities():
+    given = np.array([[1.0, 2.0], [-0.5, 3.0], [4.0, 0.0]])
+    data = make_irt(n_items=20, n_raters=3, ratings_per_item=3, rater_abilities=given,
+                    random_state=0)
+    np.testing.assert_array_equal(data.alpha_sens, given[:, 0])
+    np.testing.assert_array_equal(data.alpha_spec, given[:, 1])
+    with pytest.raises(ValueError, match="shape"):
+        make_irt(n_items=20, n_raters=4, rater_abilities=given)
+    with pytest.raises(ValueError, match="spam line"):
+        make_irt(n_items=20, n_raters=3, rater_abilities=[[1, 2], [-3, 1], [0, 1]])
 
 
 def test_starts_seed_and_dawid_skene(caries):

@@ -23,6 +23,7 @@ def make_irt(
     discrimination_scale=0.25,
     guessing_mean=-1.5,
     guessing_scale=1.0,
+    rater_abilities=None,
     random_state=None,
 ):
     """Ratings simulated from the IRT3PL model of a lattice tag.
@@ -43,6 +44,10 @@ def make_irt(
     alpha_sens, alpha_spec : (float, float)
         Ranges of the log-odds abilities.
     difficulty_scale, discrimination_scale, guessing_mean, guessing_scale : float
+    rater_abilities : array-like of shape (n_raters, 2), default=None
+        Each rater's (α^sens, α^spec), used instead of drawing them from the
+        ranges (for example evenly spread abilities, so that a study does not
+        depend on where a handful of raters happened to land).
     random_state : int, RandomState instance or None
 
     Returns
@@ -60,6 +65,17 @@ def make_irt(
     rng = check_random_state(random_state)
     sens = rng.uniform(*alpha_sens, size=n_raters)
     spec = rng.uniform(*alpha_spec, size=n_raters)
+    if rater_abilities is not None:
+        given = np.asarray(rater_abilities, dtype=float)
+        if given.shape != (n_raters, 2) or not np.isfinite(given).all():
+            raise ValueError(
+                f"rater_abilities must be finite with shape (n_raters, 2) = ({n_raters}, 2); "
+                f"got shape {given.shape}."
+            )
+        sens, spec = given[:, 0].copy(), given[:, 1].copy()
+        if np.any(sens + spec <= 0):
+            raise ValueError("rater_abilities must keep every rater above the spam line "
+                             "alpha_sens + alpha_spec > 0.")
     # Keep every rater above the spam line (the model's cooperative constraint).
     for _ in range(100):
         bad = sens + spec <= 0
