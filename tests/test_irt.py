@@ -158,28 +158,60 @@ def test_rater_derivatives_match_finite_differences(kernel_case):
         np.testing.assert_allclose(h[:, k], (gp[:, k] - gm[:, k]) / (2 * eps), rtol=1e-5, atol=1e-6)
 
 
-def test_node_gradient_matches_finite_differences(kernel_case):
+@pytest.mark.parametrize("guessing", [True, False])
+def test_node_derivatives_match_finite_differences(kernel_case, guessing):
     sens, spec, b, d, lam = kernel_case
     rng = np.random.default_rng(4)
     J, M = len(sens), len(b)
     W = rng.uniform(0, 3, (J, 2, 2 * M))
     t = np.log(lam / (1 - lam))
 
-    def value(b_, d_, t_):
-        grad = np.empty((3, M))
-        return kernels.node_gradient(W, sens, spec, b_, d_, -np.logaddexp(0, -t_),
-                                     -np.logaddexp(0, t_), grad), grad
+    def run(b_, d_, t_):
+        value, grad, hess = np.empty(M), np.empty((3, M)), np.empty((6, M))
+        log_guess = -np.logaddexp(0, -t_) if guessing else np.full(M, -np.inf)
+        log_noguess = -np.logaddexp(0, t_) if guessing else np.zeros(M)
+        kernels.node_derivatives(W, sens, spec, b_, d_, log_guess, log_noguess, value, grad, hess)
+        return value, grad, hess
 
-    v, grad = value(b, d, t)
-    assert v == pytest.approx((W * _numpy_table(sens, spec, b, d, lam)).sum(), rel=1e-12)
+    value, grad, hess = run(b, d, t)
+    table = _numpy_table(sens, spec, b, d, lam if guessing else 0 * lam)
+    per_node = (W * table).sum(axis=(0, 1))
+    np.testing.assert_allclose(value, per_node[:M] + per_node[M:], rtol=1e-12)
     eps = 1e-6
-    for k in range(3):
-        for m in range(M):
-            shift = [np.zeros(M) for _ in range(3)]
-            shift[k][m] = eps
-            up = value(b + shift[0], d + shift[1], t + shift[2])[0]
-            down = value(b - shift[0], d - shift[1], t - shift[2])[0]
-            assert grad[k, m] == pytest.approx((up - down) / (2 * eps), rel=1e-5, abs=1e-6)
+    pair = {(0, 0): 0, (1, 1): 1, (2, 2): 2, (0, 1): 3, (0, 2): 4, (1, 2): 5}
+    for k in range(3 if guessing else 2):
+        shift = [np.zeros(M), np.zeros(M), np.zeros(M)]
+        shift[k][:] = eps  # every node at once: nodes do not interact
+        up = run(b + shift[0], d + shift[1], t + shift[2])
+        down = run(b - shift[0], d - shift[1], t - shift[2])
+        np.testing.assert_allclose(grad[k], (up[0] - down[0]) / (2 * eps), rtol=1e-5, atol=1e-6)
+        for l in range(3 if guessing else 2):
+            fd = (up[1][l] - down[1][l]) / (2 * eps)
+            np.testing.assert_allclose(hess[pair[min(k, l), max(k, l)]], fd, rtol=1e-5, atol=1e-5)
+    if not guessing:
+        np.testing.assert_array_equal(grad[2], 0)
+        np.testing.assert_array_equal(hess[[2, 4, 5]], 0)
+
+
+def test_hyper_derivatives_match_finite_differences(small):
+    """The chain rule from node derivatives to (log σ_β, log σ_δ, μ_λ, log σ_λ)."""
+    model = IRT3PL(max_iter=5, n_init=1, random_state=0)
+    with quiet():
+        model.fit(small.ratings)
+    params = model._fitted_params()
+    _, stats = model._local_step(model._encode(small.ratings, reset=False), params)
+    W, sens, spec = stats["expected_counts"], params["alpha_sens"], params["alpha_spec"]
+    names, grid = model._hyper_names(), model._grid()
+    vec = np.array([0.3, -1.2, -1.0, 0.2])
+    _, grad, hess = model._hyper_objective(vec, W, sens, spec, grid)
+    eps = 1e-6
+    for k in range(len(names)):
+        step = np.zeros(len(vec))
+        step[k] = eps
+        up = model._hyper_objective(vec + step, W, sens, spec, grid)
+        down = model._hyper_objective(vec - step, W, sens, spec, grid)
+        assert grad[k] == pytest.approx((up[0] - down[0]) / (2 * eps), rel=1e-5, abs=1e-5)
+        np.testing.assert_allclose(hess[k], (up[1] - down[1]) / (2 * eps), rtol=1e-5, atol=1e-4)
 
 
 def test_patterns_are_exact_compression(caries):
