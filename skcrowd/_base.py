@@ -22,9 +22,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _dask
 from ._ratings import RatingData, Ratings, check_classes, encode_labels, show
 
 __all__ = ["CrowdEstimator", "CrowdModel"]
@@ -218,6 +219,11 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
 
     # -- public API -----------------------------------------------------------
     def _fit(self, X, **fit_params):
+        if _dask.is_dask_frame(X):
+            # The fit loop over the workers' partitions (DESIGN §9); the
+            # training items' states stay there.
+            self._fit_encoded(_dask.encode_frame(self, X), **fit_params)
+            return None
         data = self._encode(X, reset=True)
         return self._fit_encoded(data, **fit_params)
 
@@ -248,9 +254,12 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         """Fit, then return the inferred label of each training item.
 
         Equal to ``fit(X).predict(X)``; computed from the final local step of
-        the fit, without a second pass.
+        the fit, without a second pass (a second pass for a dask DataFrame).
         """
-        return self._predict_from_items(self._fit(X, **fit_params))
+        items = self._fit(X, **fit_params)
+        if items is None:
+            return self.predict(X)
+        return self._predict_from_items(items)
 
     def predict(self, X):
         """The most probable true class of each item.
@@ -264,6 +273,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         labels : ndarray of shape (n_items,)
         """
         check_is_fitted(self)
+        if _dask.is_dask_frame(X):
+            return _dask.infer_frame(self, X, "label")
         return self._predict_from_items(self._infer_items(self._encode(X, reset=False)))
 
     def predict_proba(self, X):
@@ -273,9 +284,12 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_items, n_classes)
             Columns follow ``classes_``.  An item without ratings gets the
-            class prior.
+            class prior.  For a dask DataFrame of ratings (DawidSkene,
+            IRT3PL): a dask DataFrame indexed by item, one column per class.
         """
         check_is_fitted(self)
+        if _dask.is_dask_frame(X):
+            return _dask.infer_frame(self, X, "proba")
         return self._infer_items(self._encode(X, reset=False))["proba"]
 
     def transform(self, X):
@@ -400,15 +414,22 @@ class CrowdModel(CrowdEstimator):
             )
         return data
 
+    def _step(self, data, params):
+        """The local step: in process, or on every partition of a dask
+        DataFrame with the stats summed (then there is no item state here)."""
+        if isinstance(data, _dask.DaskRatingData):
+            return None, data.local_stats(self, params)
+        return self._local_step(data, params)
+
     def _run(self, data, params):
         """One restart of the loop from ``params``; returns its end state."""
-        items, stats = self._local_step(data, params)
+        items, stats = self._step(data, params)
         history = [self._objective(data, params, items, stats)]
         converged = False
         n_iter = 0
         for n_iter in range(1, self.max_iter + 1):
             params = self._global_update(data, params, stats)
-            items, stats = self._local_step(data, params)
+            items, stats = self._step(data, params)
             history.append(self._objective(data, params, items, stats))
             change = history[-1] - history[-2]
             self._print_iteration(n_iter, history[-1], change)

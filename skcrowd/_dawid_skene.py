@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import CrowdModel, draw_categorical, item_chunks
+from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
 from ._kernels._common import vote_counts
 
@@ -85,6 +86,8 @@ class DawidSkene(CrowdModel):
     array([0., 1., 0., 1.])
     """
 
+    _supports_dask = True
+
     _parameter_constraints: dict = {
         **CrowdModel._parameter_constraints,
         "confusion": [StrOptions({"full", "one_coin"})],
@@ -150,6 +153,18 @@ class DawidSkene(CrowdModel):
         return data
 
     def _init_params(self, data, rng, restart):
+        if isinstance(data, DaskRatingData):
+            # Each partition starts its own items (random starts from its own
+            # seed), and their counts are summed like a local step's.
+            n = data.n_partitions
+            seeds = rng.randint(0, 2**31 - 1, size=n)
+            stats = data.map_sum(_partition_init_stats, [self] * n, [restart] * n, seeds)
+        else:
+            stats = self._init_stats(data, rng, restart)
+        return self._global_update(data, None, stats)
+
+    def _init_stats(self, data, rng, restart):
+        """Confusion and class counts of the starting item posteriors."""
         if restart == 0 and self.init == "majority":
             posterior = np.empty((data.n_items, data.n_classes))
             vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, posterior)
@@ -157,7 +172,7 @@ class DawidSkene(CrowdModel):
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
             posterior = rng.dirichlet(np.ones(data.n_classes), size=data.n_items)
-        return self._global_update(data, None, self._stats(data, posterior))
+        return self._stats(data, posterior)
 
     def _stats(self, data, posterior):
         counts = np.empty((data.n_raters, data.n_classes, data.n_classes))
@@ -192,6 +207,7 @@ class DawidSkene(CrowdModel):
         return items, {
             "confusion_counts": np.ascontiguousarray(counts),
             "class_counts": partial_class.sum(axis=0),
+            "loglik_total": float(loglik.sum()),
         }
 
     def _global_update(self, data, params, stats):
@@ -238,7 +254,7 @@ class DawidSkene(CrowdModel):
 
     def _objective(self, data, params, items, stats):
         """Mean log posterior per item: log p(X | π, θ) + log p(π, θ)."""
-        total = items["loglik"].sum() + self._log_prior(params, data.n_classes)
+        total = stats["loglik_total"] + self._log_prior(params, data.n_classes)
         return total / data.n_items
 
     def _set_fitted(self, data, params, items):
@@ -259,3 +275,7 @@ class DawidSkene(CrowdModel):
 def _xlogy(x, y):
     return np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y)))
 
+
+def _partition_init_stats(data, model, restart, seed):
+    """A dask partition's share of the starting counts (module level: pickled)."""
+    return model._init_stats(data, np.random.RandomState(seed), restart)

@@ -193,7 +193,8 @@ class IRT3PL(CrowdModel):
     sensitivity_, specificity_ : ndarray of shape (n_raters,)
         Probability scale at β = 0, δ = 1, λ = 0.
     item_difficulty_, item_discrimination_, item_guessing_ : ndarray of shape (n_items,)
-        Posterior means for the training items (0, 1, 0 when switched off).
+        Posterior means for the training items (0, 1, 0 when switched off);
+        None after a fit on a dask DataFrame, whose items stay on the workers.
     item_prior_ : dict
         The item-population hyperparameters of the active item effects.
     n_features_in_, rater_ids_, n_iter_, converged_, lower_bound_, objective_history_
@@ -227,6 +228,7 @@ class IRT3PL(CrowdModel):
     }
 
     _min_classes = 2
+    _supports_dask = True
 
     def __init__(
         self,
@@ -652,9 +654,9 @@ class IRT3PL(CrowdModel):
         self.sensitivity_ = expit(self.alpha_sens_)
         self.specificity_ = expit(self.alpha_spec_)
         self.item_prior_ = {n: params["hyper"][n] for n in self._hyper_names()}
-        self.item_difficulty_ = items["difficulty"]
-        self.item_discrimination_ = items["discrimination"]
-        self.item_guessing_ = items["guessing"]
+        # Fitted on a dask DataFrame the training items stay on the workers.
+        for name in ("difficulty", "discrimination", "guessing"):
+            setattr(self, f"item_{name}_", None if items is None else items[name])
         self._fit_token = object()
 
     def _fitted_params(self):

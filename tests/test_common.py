@@ -2,7 +2,6 @@
 
 import inspect
 
-import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skcrowd

@@ -22,7 +22,6 @@ def small():
 
 
 def _reference_posteriors(data, log_prior, log_conf):
-    K = len(log_prior)
     logp = np.tile(log_prior, (data.n_items, 1))
     np.add.at(logp, data.item, log_conf[data.rater, :, data.label])
     top = logp.max(axis=1, keepdims=True)

@@ -1,0 +1,195 @@
+"""Scale-out on Dask (DESIGN §9): the fit loop over partitions of items.
+
+``fit`` accepts a dask DataFrame in long form (columns ``item``, ``rater``,
+``label``).  The frame is shuffled by item once, so that an item never spans
+two partitions (checked), and each partition is encoded once on its worker
+into a :class:`~skcrowd._ratings.RatingData` that stays there.  Each
+iteration then runs the model's own ``_local_step`` on every partition (one
+data pass, on the workers), brings back only the small ``stats``, sums them
+in partition order and runs ``_global_update`` on the client - the loop of
+``_base.CrowdModel`` unchanged.  Item-level results come back as dask
+collections (``predict_proba`` / ``predict`` via ``map_partitions``).
+
+Only models whose global update and objective need nothing but the summed
+statistics and the data's sizes run here (``_supports_dask``): DawidSkene
+and IRT3PL.  Dask is imported only when a dask collection is passed.
+"""
+
+from functools import reduce
+
+import numpy as np
+
+from ._ratings import RatingData, Ratings, encode_labels
+
+COLUMNS = ("item", "rater", "label")
+
+
+def is_dask_frame(X):
+    """Whether ``X`` is a dask DataFrame (without importing dask)."""
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(X, "map_partitions")
+
+
+def _check_frame(estimator, frame):
+    if not getattr(estimator, "_supports_dask", False):
+        raise ValueError(
+            f"{type(estimator).__name__} does not run on Dask; fit it on a Ratings or a "
+            "matrix, or use DawidSkene or IRT3PL for a dask DataFrame."
+        )
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"A dask DataFrame of ratings needs the columns {list(COLUMNS)}; "
+            f"missing {missing} (has {list(frame.columns)})."
+        )
+
+
+def _client():
+    try:
+        from distributed import get_client
+    except ImportError:  # pragma: no cover - the dask extra brings distributed
+        raise ImportError("Fitting on a dask DataFrame needs dask.distributed: "
+                          "pip install 'skcrowd[dask]'.") from None
+    try:
+        return get_client()
+    except ValueError:
+        raise ValueError(
+            "Fitting on a dask DataFrame needs a running dask.distributed Client "
+            "(for example Client(LocalCluster()))."
+        ) from None
+
+
+def _encode_partition(frame, rater_ids, classes):
+    """One partition as (item ids, RatingData) with the fit's codes."""
+    ratings = Ratings(frame["item"].to_numpy(), frame["rater"].to_numpy(),
+                      frame["label"].to_numpy(), rater_ids=rater_ids)
+    data = RatingData(ratings._item, ratings._rater, encode_labels(ratings.label, classes),
+                      ratings._item_ptr, n_raters=len(rater_ids), n_classes=len(classes))
+    return ratings.item_ids, data
+
+
+def _partition_stats(part, model, params):
+    return model._local_step(part[1], params)[1]
+
+
+def _partition_call(part, fn, *args):
+    return fn(part[1], *args)
+
+
+def _n_items(part):
+    return part[1].n_items
+
+
+def _sum(stats):
+    """Sum a list of stats dicts key by key, in list order (deterministic)."""
+    return {key: reduce(lambda a, b: a + b, [s[key] for s in stats]) for key in stats[0]}
+
+
+class DaskRatingData:
+    """Encoded ratings held by the workers, one RatingData per partition.
+
+    Has the sizes of a RatingData (``n_items``, ``n_raters``, ``n_classes``,
+    ``n_ratings``) so that the global update and objective run unchanged.
+    """
+
+    def __init__(self, client, parts, n_raters, n_classes, n_ratings):
+        self.client = client
+        self.parts = parts
+        self.n_raters = int(n_raters)
+        self.n_classes = int(n_classes)
+        self.n_ratings = int(n_ratings)
+        self.n_items = int(sum(client.gather(client.map(_n_items, parts, pure=False))))
+
+    @property
+    def n_partitions(self):
+        return len(self.parts)
+
+    def local_stats(self, model, params):
+        """The model's local step on every partition; stats summed in order."""
+        model_f, params_f = self.client.scatter([model, params], broadcast=True, hash=False)
+        futures = self.client.map(_partition_stats, self.parts, model=model_f, params=params_f,
+                                  pure=False)
+        return _sum(self.client.gather(futures))
+
+    def map_sum(self, fn, *per_part_args):
+        """``fn(part_data, *args)`` on each partition (args given per partition), summed."""
+        futures = self.client.map(_partition_call, self.parts, [fn] * len(self.parts),
+                                  *per_part_args, pure=False)
+        return _sum(self.client.gather(futures))
+
+
+def encode_frame(estimator, frame):
+    """Set ``classes_``, ``rater_ids_``, ``n_features_in_`` from a dask
+    DataFrame and encode its partitions on the workers."""
+    import dask
+
+    _check_frame(estimator, frame)
+    client = _client()
+    frame = frame[list(COLUMNS)]
+    raters, labels, n_ratings, n_unique_items = dask.compute(
+        frame["rater"].drop_duplicates(), frame["label"].drop_duplicates(),
+        frame.shape[0], frame["item"].nunique())
+    if n_ratings == 0:
+        raise ValueError("X has no ratings: the dask DataFrame is empty, nothing to fit.")
+    if raters.isna().any() or labels.isna().any():
+        raise ValueError("A rating has a missing rater or label (NaN or None); drop them first.")
+    rater_ids = np.sort(raters.to_numpy())
+    if estimator.classes is not None:
+        from ._ratings import check_classes
+        classes = check_classes(estimator.classes)
+    else:
+        classes = np.sort(labels.to_numpy())
+    if len(classes) < estimator._min_classes:
+        raise ValueError(
+            f"The ratings contain only {len(classes)} class(es) ({classes.tolist()!r}); "
+            f"{type(estimator).__name__} needs at least {estimator._min_classes} classes. "
+            "Pass classes=[...] to name the scale."
+        )
+    # One shuffle so that every item's ratings sit in one partition.
+    shuffled = frame.shuffle(on="item")
+    pieces = client.compute(shuffled.to_delayed())
+    parts = client.map(_encode_partition, pieces, rater_ids=rater_ids, classes=classes,
+                       pure=False)
+    data = DaskRatingData(client, parts, len(rater_ids), len(classes), n_ratings)
+    if data.n_items != n_unique_items:
+        raise ValueError(  # pragma: no cover - a broken shuffle, not user input
+            f"After shuffling by item, partitions hold {data.n_items} items but the "
+            f"frame has {n_unique_items}: an item spans two partitions."
+        )
+    estimator.classes_ = classes
+    estimator.rater_ids_ = rater_ids
+    estimator.n_features_in_ = len(rater_ids)
+    return data
+
+
+def _infer_partition(frame, model, what):
+    import pandas as pd
+
+    columns = list(model.classes_)
+    if len(frame) == 0:
+        index = pd.Index([], name="item", dtype=frame["item"].dtype)
+        if what == "proba":
+            return pd.DataFrame(np.zeros((0, len(columns))), columns=columns, index=index)
+        return pd.Series(np.zeros(0, dtype=model.classes_.dtype), name="label", index=index)
+    ratings = Ratings(frame["item"].to_numpy(), frame["rater"].to_numpy(),
+                      frame["label"].to_numpy())
+    items = model._infer_items(model._encode(ratings, reset=False))
+    index = pd.Index(ratings.item_ids, name="item")
+    if what == "proba":
+        return pd.DataFrame(items["proba"], index=index, columns=columns)
+    return pd.Series(model._predict_from_items(items), index=index, name="label")
+
+
+def infer_frame(model, frame, what):
+    """Per-item posteriors (``what="proba"``, a dask DataFrame indexed by item
+    with one column per class) or labels (``"label"``, a dask Series)."""
+    import pandas as pd
+
+    _check_frame(model, frame)
+    shuffled = frame[list(COLUMNS)].shuffle(on="item")
+    if what == "proba":
+        meta = pd.DataFrame(np.zeros((0, len(model.classes_))), columns=list(model.classes_),
+                            index=pd.Index([], name="item", dtype=frame["item"].dtype))
+    else:
+        meta = pd.Series(np.zeros(0, dtype=model.classes_.dtype), name="label",
+                         index=pd.Index([], name="item", dtype=frame["item"].dtype))
+    return shuffled.map_partitions(_infer_partition, model, what, meta=meta)
