@@ -26,7 +26,8 @@ COLUMNS = ("item", "rater", "label")
 
 def is_dask_frame(X):
     """Whether ``X`` is a dask DataFrame (without importing dask)."""
-    return type(X).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(X, "map_partitions")
+    return (type(X).__module__.split(".")[0] in ("dask", "dask_expr")
+            and hasattr(X, "map_partitions") and hasattr(X, "columns"))
 
 
 def _check_frame(estimator, frame):
