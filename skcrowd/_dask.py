@@ -98,6 +98,7 @@ class DaskRatingData:
         self.n_raters = int(n_raters)
         self.n_classes = int(n_classes)
         self.n_ratings = int(n_ratings)
+        self._model = self._model_future = None
         self.n_items = int(sum(client.gather(client.map(_n_items, parts, pure=False))))
 
     @property
@@ -105,10 +106,16 @@ class DaskRatingData:
         return len(self.parts)
 
     def local_stats(self, model, params):
-        """The model's local step on every partition; stats summed in order."""
-        model_f, params_f = self.client.scatter([model, params], broadcast=True, hash=False)
-        futures = self.client.map(_partition_stats, self.parts, model=model_f, params=params_f,
-                                  pure=False)
+        """The model's local step on every partition; stats summed in order.
+
+        The model (its hyperparameters) goes to the workers once per fit;
+        the global parameters, small, travel with each iteration's tasks.
+        """
+        if self._model is not model:
+            self._model = model
+            self._model_future = self.client.scatter(model, broadcast=True, hash=False)
+        futures = self.client.map(_partition_stats, self.parts, model=self._model_future,
+                                  params=params, pure=False)
         return _sum(self.client.gather(futures))
 
     def map_sum(self, fn, *per_part_args):
