@@ -119,3 +119,18 @@ def test_worker_processes():
     in_memory = DawidSkene().fit(ratings)
     np.testing.assert_allclose(model.confusion_, in_memory.confusion_, atol=1e-12)
     np.testing.assert_allclose(proba, in_memory.predict_proba(ratings), atol=1e-12)
+
+
+def test_grid_search_on_the_dask_joblib_backend(client, synthetic):
+    """Model selection spreads over the cluster through joblib's dask backend
+    (DESIGN §9): the same scores as on one process."""
+    import joblib
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    grid = {"prior_wrong": [0.1, 0.5], "confusion": ["full", "one_coin"]}
+    local = GridSearchCV(DawidSkene(), grid, cv=KFold(3)).fit(synthetic)
+    with joblib.parallel_backend("dask"):
+        spread = GridSearchCV(DawidSkene(), grid, cv=KFold(3), n_jobs=-1).fit(synthetic)
+    np.testing.assert_allclose(spread.cv_results_["mean_test_score"],
+                               local.cv_results_["mean_test_score"], rtol=1e-12)
+    assert spread.best_params_ == local.best_params_
