@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import CrowdModel, numba_threads
+from ._base import CrowdModel, item_chunks, numba_threads
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
 
@@ -470,19 +470,20 @@ class OrdinalMixture(CrowdModel):
             ])
         out = np.empty((data.n_ratings, 5))
         hyper = np.array([self.difficulty_shape, self.difficulty_rate, mu0, lam0], dtype=float)
-        rater_acc = np.empty((data.n_raters, 3))
+        block_ptr = item_chunks(data.n_items, 3 * data.n_raters)
+        rater_acc = np.empty((len(block_ptr) - 1, data.n_raters, 3))
         sweep = kernels.item_sweep_parallel if params["parallel"] else kernels.item_sweep_serial
         sweep(data.item_ptr, data.rater, data.label, problem.item_group, problem.scale,
               raters, groups, items, out, hyper, self.link == "ordinal", bool(self.spam),
-              item_delta, int(max_sweeps), float(tol), rater_acc)
+              item_delta, int(max_sweeps), float(tol), block_ptr, rater_acc)
         state = {
             "mu": items[:, kernels.ITEM_MU], "lam": items[:, kernels.ITEM_LAM],
             "elbo": items[:, kernels.ITEM_ELBO], "out": out,
             "omega": out[:, kernels.OMEGA], "omega_c": out[:, kernels.OMEGA_C],
             "err": out[:, kernels.ERR],
+            # blocks summed in a fixed order: the same for any n_jobs
+            "rater_acc": rater_acc.sum(axis=0),
         }
-        if not params["parallel"]:
-            state["rater_acc"] = rater_acc
         if item_delta:
             state["delta_shape"] = items[:, kernels.ITEM_DELTA_SHAPE]
             state["delta_rate"] = items[:, kernels.ITEM_DELTA_RATE]
@@ -501,15 +502,7 @@ class OrdinalMixture(CrowdModel):
         new["mu"], new["lam"] = stats["mu"], stats["lam"]
         if self.difficulty == "item":
             new["delta_shape"], new["delta_rate"] = stats["delta_shape"], stats["delta_rate"]
-        delta_mean = new["delta_shape"] / new["delta_rate"]
-        item_delta_mean = delta_mean[problem.item_group]
-        J = data.n_raters
-        if "rater_acc" in stats:  # summed by the serial sweep, same order
-            spam_sum, genuine_sum, error_sum = stats["rater_acc"].T
-        else:
-            spam_sum, genuine_sum, error_sum = np.empty(J), np.empty(J), np.empty(J)
-            kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, stats["out"],
-                               item_delta_mean, spam_sum, genuine_sum, error_sum)
+        spam_sum, genuine_sum, error_sum = stats["rater_acc"].T  # summed in the sweep
         rated = problem.rated
         alpha, beta = params["alpha"], params["beta"]
         # q(τ_n) (eq. 4); a rater without ratings keeps the prior.

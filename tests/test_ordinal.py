@@ -216,11 +216,16 @@ def test_item_sweep_matches_numpy_reference(small, link, spam):
     serial = model._sweep(problem, dict(params, parallel=False), 1, 0.0)
     for key in ours:
         np.testing.assert_array_equal(ours[key], serial[key])
-    # ... and its per-rater sums are rater_sums' to the last bit
-    sums = [np.empty(data.n_raters) for _ in range(3)]
-    kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, serial["out"],
-                       (params["delta_shape"] / params["delta_rate"])[problem.item_group], *sums)
-    np.testing.assert_array_equal(serial["rater_acc"], np.column_stack(sums))
+    # ... and the per-rater sums the sweep accumulates are the global
+    # update's: Σ 1 - ω, Σ ω, Σ δ̄ ω E[(x - z)²] per rater
+    J = data.n_raters
+    item_delta = (params["delta_shape"] / params["delta_rate"])[problem.item_group]
+    expected = np.column_stack([
+        np.bincount(data.rater, 1 - ref["omega"], J),
+        np.bincount(data.rater, ref["omega"], J),
+        np.bincount(data.rater, item_delta[data.item] * ref["omega"] * ref["err"], J),
+    ])
+    np.testing.assert_allclose(ours["rater_acc"], expected, rtol=1e-9, atol=1e-10)
 
 
 @pytest.mark.parametrize("link", ["ordinal", "gaussian"])
@@ -249,27 +254,25 @@ def test_item_sweep_with_item_difficulty_matches_numpy_reference(small, link):
         item_prior=(model.difficulty_shape, model.difficulty_rate))
     for key in ["omega", "mu", "lam", "err", "elbo", "delta_shape", "delta_rate"]:
         np.testing.assert_allclose(ours[key], ref[key], rtol=1e-9, atol=1e-11, err_msg=key)
+    # per-rater sums, with each item's updated E δ_m
+    item_delta = ref["delta_shape"] / ref["delta_rate"]
+    np.testing.assert_allclose(
+        ours["rater_acc"][:, 2],
+        np.bincount(data.rater, item_delta[data.item] * ref["omega"] * ref["err"], J),
+        rtol=1e-9, atol=1e-10)
 
 
-def test_global_sums_match_numpy(small):
+def test_group_sums_match_numpy(small):
     model = OrdinalMixture(difficulty="group")
     data = model._encode(small.ratings, reset=True)
     problem = model._prepare(data, groups=small.groups)
     rng = np.random.default_rng(1)
     n = data.n_ratings
     omega, err = rng.random(n), rng.random(n)
-    item_delta = rng.uniform(0.5, 3, data.n_items)
     tau = rng.uniform(0.5, 3, data.n_raters)
     packed = np.zeros((n, 5))
     packed[:, kernels.OMEGA], packed[:, kernels.OMEGA_C], packed[:, kernels.ERR] = (
         omega, 1 - omega, err)
-    out = [np.empty(data.n_raters) for _ in range(3)]
-    kernels.rater_sums(data.rater_ptr, data.rater_order, data.item, packed, item_delta, *out)
-    J = data.n_raters
-    np.testing.assert_allclose(out[0], np.bincount(data.rater, 1 - omega, J))
-    np.testing.assert_allclose(out[1], np.bincount(data.rater, omega, J))
-    np.testing.assert_allclose(
-        out[2], np.bincount(data.rater, item_delta[data.item] * omega * err, J))
     C = problem.n_groups
     g = [np.empty(C), np.empty(C)]
     kernels.group_sums(problem.group_ptr, problem.group_items, data.item_ptr, data.rater,
@@ -437,8 +440,8 @@ def test_unrated_item_gets_the_prior(small):
 
 @pytest.mark.parametrize("difficulty", [None, "group", "item"])
 def test_results_do_not_depend_on_n_jobs(small, difficulty):
-    # n_jobs=1: restarts in turn, parallel kernels and rater_sums; n_jobs=2:
-    # restarts in two threads, serial kernels summing per rater in the sweep
+    # n_jobs=1: restarts in turn, parallel kernels; n_jobs=2: restarts in two
+    # threads, serial kernels; both sum the same fixed blocks in order
     a = OrdinalMixture(difficulty=difficulty, n_init=3, random_state=1, n_jobs=1)
     b = OrdinalMixture(difficulty=difficulty, n_init=3, random_state=1, n_jobs=2)
     a.fit(small.ratings, groups=small.groups)

@@ -5,12 +5,13 @@ and the item marginal likelihood by quadrature.
 
 Everything works in log space where a probability can underflow: the mass of
 a far bin is ``exp(-1000)`` for a precise rater, and its log is what the
-variational updates need.  ``item_sweep_parallel`` and ``item_loglik`` run
-per-item code under ``prange`` over items (disjoint outputs), so results do
-not depend on the number of threads; ``item_sweep_serial`` is the twin for
-running several restarts in threads at once (numba's workqueue layer cannot
-run parallel regions from two threads).  The global sums are serial: cheap
-multiply-adds in a fixed order.
+variational updates need.  ``item_sweep_parallel`` runs fixed blocks of
+items under ``prange``, each summing its own copy of the per-rater sums, and
+``item_loglik`` runs items under ``prange`` (disjoint outputs), so results
+do not depend on the number of threads; ``item_sweep_serial`` is the twin
+for running several restarts in threads at once (numba's workqueue layer
+cannot run parallel regions from two threads).  The by-group sums are
+serial: cheap multiply-adds in a fixed order.
 """
 
 import math
@@ -161,7 +162,7 @@ HYPER_SHAPE, HYPER_RATE, HYPER_MU, HYPER_LAM = range(4)
 
 @njit(cache=True, nogil=True)
 def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
-                 out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc, accumulate):
+                 out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc):
     """Coordinate updates of item ``m``'s factors, ``max_sweeps`` times at most.
 
     One sweep, with the rater factors fixed: q(x_n | y=1) = TN(μ_m, 1/ρ_n)
@@ -270,12 +271,11 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
         e = out[n, XVAR] + dev * dev + inv_lam
         out[n, ERR] = e
         ratings_part += out[n, OMEGA] * (0.5 * d_log - 0.5 * raters[j, RATER_TAU] * d_mean * e)
-        if accumulate:
-            # the sums of rater_sums, in the same order (item order within a
-            # rater), so serial and parallel runs agree to the last bit
-            rater_acc[j, 0] += out[n, OMEGA_C]
-            rater_acc[j, 1] += out[n, OMEGA]
-            rater_acc[j, 2] += d_mean * out[n, OMEGA] * e
+        # the global update's by-rater sums, in item order within the
+        # block, so serial and parallel runs agree to the last bit
+        rater_acc[j, 0] += out[n, OMEGA_C]
+        rater_acc[j, 1] += out[n, OMEGA]
+        rater_acc[j, 2] += d_mean * out[n, OMEGA] * e
     dev0 = mu_m - mu0
     total = ratings_part + 0.5 * math.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (
         dev0 * dev0 + inv_lam)
@@ -285,10 +285,22 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
     items[m, ITEM_ELBO] = total
 
 
+@njit(cache=True, nogil=True)
+def _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
+                 items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc):
+    """The items of block ``c``, in order, summing into ``rater_acc[c]``."""
+    acc = rater_acc[c]
+    acc[:, :] = 0.0
+    for m in range(block_ptr[c], block_ptr[c + 1]):
+        _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
+                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol, acc)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, groups, items,
-                        out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc):
-    """Local step over every item, items in parallel (see ``_update_item``).
+                        out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
+                        rater_acc):
+    """Local step over every item, blocks of items in parallel (see ``_update_item``).
 
     Parameters
     ----------
@@ -314,52 +326,33 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
     ordinal, spam, item_delta : bool
     max_sweeps : int
     tol : float
-    rater_acc : float64 (n_raters, 3)
-        Filled by the serial twin only.
+    block_ptr : int64 (n_blocks + 1,)
+        Fixed blocks of items (from the data shape, not the thread count).
+    rater_acc : float64 (n_blocks, n_raters, 3), output
+        Per block and rater, Σ 1 - ω, Σ ω and Σ δ̄ ω E[(x - z)²] over the
+        block's ratings, summed in item order while the ratings are in
+        cache (the global update's by-rater sums, without a second pass of
+        random reads).  The caller sums the blocks in order, so serial and
+        parallel runs agree to the last bit.
     """
-    for m in prange(item_ptr.shape[0] - 1):
-        _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
-                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc, False)
+    for c in prange(block_ptr.shape[0] - 1):
+        _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
+                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc)
 
 
 @njit(cache=True, nogil=True)
 def item_sweep_serial(item_ptr, rater, label, item_group, scale, raters, groups, items,
-                      out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc):
-    """Serial twin of :func:`item_sweep_parallel` (for threaded restarts).
-
-    It also fills ``rater_acc`` (n_raters, 3) with what :func:`rater_sums`
-    would compute from ``out`` (Σ 1 - ω, Σ ω, Σ δ̄ ω E[(x - z)²] per rater),
-    saving that pass's random reads; the parallel loop cannot (two items of
-    one rater may be on two threads) and leaves ``rater_acc`` untouched.
-    """
-    rater_acc[:, :] = 0.0
-    for m in range(item_ptr.shape[0] - 1):
-        _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
-                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc, True)
+                      out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
+                      rater_acc):
+    """Serial twin of :func:`item_sweep_parallel`, the same blocks in turn
+    (for threaded restarts: numba's workqueue layer cannot run parallel
+    regions from two threads)."""
+    for c in range(block_ptr.shape[0] - 1):
+        _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
+                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc)
 
 
 # -- the global update's sums ------------------------------------------------------
-@njit(cache=True, nogil=True)
-def rater_sums(rater_ptr, rater_order, item, out, item_delta_mean,
-               spam_sum, genuine_sum, error_sum):
-    """Per rater j: Σ ω, Σ (1 - ω) and Σ δ̄_{c(m)} ω E[(x - z)²] over j's
-    ratings (the statistics of q(τ_j) and ε_j); ``out`` as written by the
-    sweep.  Serial: a cheap pass of multiply-adds (waking threads costs more
-    than it saves here)."""
-    for j in range(rater_ptr.shape[0] - 1):
-        genuine = 0.0
-        spammy = 0.0
-        error = 0.0
-        for p in range(rater_ptr[j], rater_ptr[j + 1]):
-            n = rater_order[p]
-            genuine += out[n, OMEGA]
-            spammy += out[n, OMEGA_C]
-            error += item_delta_mean[item[n]] * out[n, OMEGA] * out[n, ERR]
-        genuine_sum[j] = genuine
-        spam_sum[j] = spammy
-        error_sum[j] = error
-
-
 @njit(cache=True, nogil=True)
 def group_sums(group_ptr, group_items, item_ptr, rater, out, tau_mean,
                genuine_sum, error_sum):
