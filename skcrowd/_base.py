@@ -306,6 +306,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             0 for an item with no ratings.
         """
         check_is_fitted(self)
+        if _dask.is_dask_frame(X):
+            return _dask.infer_frame(self, X, "loglik")
         data = self._encode(X, reset=False)
         loglik = self._score_items(data)
         # Exactly 0 for an item without ratings (not log Σπ rounded).
@@ -321,7 +323,10 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         Because this is a probability of the same observed ratings for every
         model, cross-validated scores compare across models.
         """
-        return float(np.mean(self.score_samples(X)))
+        scores = self.score_samples(X)
+        if _dask.is_dask_frame(X):
+            return float(scores.mean().compute())
+        return float(np.mean(scores))
 
     def sample(self, X, random_state=None):
         """Simulated ratings on the design of ``X`` (same item/rater pairs).
@@ -337,6 +342,9 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             ndarray with NaN (or None) where ``X`` has no rating.
         """
         check_is_fitted(self)
+        if _dask.is_dask_frame(X):
+            raise ValueError("sample does not take a dask DataFrame; sample a Ratings or "
+                             "a matrix (for example one partition).")
         data = self._encode(X, reset=False)
         codes = self._sample_labels(data, check_random_state(random_state))
         return self._as_output(X, data, codes)

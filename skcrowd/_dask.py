@@ -177,11 +177,16 @@ def _infer_partition(frame, model, what):
         index = pd.Index([], name="item", dtype=frame["item"].dtype)
         if what == "proba":
             return pd.DataFrame(np.zeros((0, len(columns))), columns=columns, index=index)
+        if what == "loglik":
+            return pd.Series(np.zeros(0), name="loglik", index=index)
         return pd.Series(np.zeros(0, dtype=model.classes_.dtype), name="label", index=index)
     ratings = Ratings(frame["item"].to_numpy(), frame["rater"].to_numpy(),
                       frame["label"].to_numpy())
-    items = model._infer_items(model._encode(ratings, reset=False))
+    data = model._encode(ratings, reset=False)
     index = pd.Index(ratings.item_ids, name="item")
+    if what == "loglik":
+        return pd.Series(model._score_items(data), index=index, name="loglik")
+    items = model._infer_items(data)
     if what == "proba":
         return pd.DataFrame(items["proba"], index=index, columns=columns)
     return pd.Series(model._predict_from_items(items), index=index, name="label")
@@ -189,15 +194,18 @@ def _infer_partition(frame, model, what):
 
 def infer_frame(model, frame, what):
     """Per-item posteriors (``what="proba"``, a dask DataFrame indexed by item
-    with one column per class) or labels (``"label"``, a dask Series)."""
+    with one column per class), labels (``"label"``) or log marginal
+    likelihoods (``"loglik"``), both dask Series indexed by item."""
     import pandas as pd
 
     _check_frame(model, frame)
     shuffled = frame[list(COLUMNS)].shuffle(on="item")
+    index = pd.Index([], name="item", dtype=frame["item"].dtype)
     if what == "proba":
         meta = pd.DataFrame(np.zeros((0, len(model.classes_))), columns=list(model.classes_),
-                            index=pd.Index([], name="item", dtype=frame["item"].dtype))
+                            index=index)
+    elif what == "loglik":
+        meta = pd.Series(np.zeros(0), name="loglik", index=index)
     else:
-        meta = pd.Series(np.zeros(0, dtype=model.classes_.dtype), name="label",
-                         index=pd.Index([], name="item", dtype=frame["item"].dtype))
+        meta = pd.Series(np.zeros(0, dtype=model.classes_.dtype), name="label", index=index)
     return shuffled.map_partitions(_infer_partition, model, what, meta=meta)

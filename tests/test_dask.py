@@ -63,6 +63,11 @@ def test_dawid_skene_on_dask_equals_in_memory(client, synthetic):
     np.testing.assert_array_equal(labels, in_memory.predict(synthetic))
     fit_predict = DawidSkene().fit_predict(ddf).compute().loc[synthetic.item_ids].to_numpy()
     np.testing.assert_array_equal(fit_predict, labels)
+    loglik = on_dask.score_samples(ddf).compute().loc[synthetic.item_ids].to_numpy()
+    np.testing.assert_allclose(loglik, in_memory.score_samples(synthetic), rtol=1e-12)
+    assert on_dask.score(ddf) == pytest.approx(in_memory.score(synthetic), rel=1e-12)
+    with pytest.raises(ValueError, match="sample"):
+        on_dask.sample(ddf)
 
 
 def test_random_restarts_on_dask_keep_the_best(client, synthetic):
