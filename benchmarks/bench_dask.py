@@ -1,7 +1,7 @@
 """The Dask path against the in-memory fit, same data, same model, one run.
 
-DawidSkene on 1M synthetic ratings (200,000 items x 5, 200 raters, K=3) and
-IRT3PL "ab" on caries: in memory, then on a LocalCluster of 2 single-thread
+DawidSkene on 1M synthetic ratings (200,000 items x 5, 200 raters, K=3),
+IRT3PL "ab" on caries and GLAD on 100k synthetic ratings: in memory, then on a LocalCluster of 2 single-thread
 workers (threads in one process), with the frame in 8 partitions.  Reports
 the fit times (the Dask time includes the one shuffle by item and the
 encoding on the workers) and the largest parameter difference.
@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import DawidSkene, IRT3PL
-from skcrowd.datasets import load_caries, make_dawid_skene
+from skcrowd import GLAD, DawidSkene, IRT3PL
+from skcrowd.datasets import load_caries, make_dawid_skene, make_glad
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 
@@ -45,6 +45,9 @@ def main():
                           random_state=0).ratings, "confusion_"),
         ("IRT3PL ab, caries", lambda: IRT3PL.from_tag("ab", random_state=0),
          load_caries().ratings, "alpha_sens_"),
+        ("GLAD, 100k ratings", GLAD,
+         make_glad(n_items=20_000, n_raters=100, ratings_per_item=5, random_state=0).ratings,
+         "rater_ability_"),
     ]
     for _, make, ratings, _ in cases:  # compile before the clocks start
         make().set_params(max_iter=2).fit(ratings)

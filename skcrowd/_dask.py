@@ -11,8 +11,9 @@ in partition order and runs ``_global_update`` on the client - the loop of
 collections (``predict_proba`` / ``predict`` via ``map_partitions``).
 
 Only models whose global update and objective need nothing but the summed
-statistics and the data's sizes run here (``_supports_dask``): DawidSkene
-and IRT3PL.  Dask is imported only when a dask collection is passed.
+statistics and the data's sizes run here (``_supports_dask``): DawidSkene,
+IRT3PL and GLAD, whose per-item warm starts stay on the workers.  Dask is
+imported only when a dask collection is passed.
 """
 
 from functools import reduce
@@ -34,7 +35,7 @@ def _check_frame(estimator, frame):
     if not getattr(estimator, "_supports_dask", False):
         raise ValueError(
             f"{type(estimator).__name__} does not run on Dask; fit it on a Ratings or a "
-            "matrix, or use DawidSkene or IRT3PL for a dask DataFrame."
+            "matrix, or use DawidSkene, GLAD or IRT3PL for a dask DataFrame."
         )
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
@@ -69,7 +70,22 @@ def _encode_partition(frame, rater_ids, classes):
 
 
 def _partition_stats(part, model, params):
-    return model._local_step(part[1], params)[1]
+    """The model's local step on one partition; its stats for the client.
+
+    A model with per-item warm starts (``_dask_item_state``, GLAD's b) keeps
+    them on the partition's worker: ``_dask_local_params`` merges them into
+    the step's parameters, and the step's new values are stored back instead
+    of travelling.
+    """
+    data = part[1]
+    keys = getattr(model, "_dask_item_state", ())
+    if not keys:
+        return model._local_step(data, params)[1]
+    state = data.__dict__.setdefault("_dask_item_state", {})
+    stats = dict(model._local_step(data, model._dask_local_params(data, params, state))[1])
+    for key in keys:
+        state[key] = stats.pop(key)
+    return stats
 
 
 def _partition_call(part, fn, *args):
@@ -80,9 +96,15 @@ def _n_items(part):
     return part[1].n_items
 
 
-def _sum(stats):
-    """Sum a list of stats dicts key by key, in list order (deterministic)."""
-    return {key: reduce(lambda a, b: a + b, [s[key] for s in stats]) for key in stats[0]}
+def _sum(stats, maxima=()):
+    """Combine a list of stats dicts key by key, in list order
+    (deterministic): a sum, or the maximum for the keys in ``maxima``."""
+    def combine(key):
+        parts = [s[key] for s in stats]
+        if key in maxima:
+            return reduce(np.maximum, parts)
+        return reduce(lambda a, b: a + b, parts)
+    return {key: combine(key) for key in stats[0]}
 
 
 class DaskRatingData:
@@ -116,7 +138,7 @@ class DaskRatingData:
             self._model_future = self.client.scatter(model, broadcast=True, hash=False)
         futures = self.client.map(_partition_stats, self.parts, model=self._model_future,
                                   params=params, pure=False)
-        return _sum(self.client.gather(futures))
+        return _sum(self.client.gather(futures), getattr(model, "_stats_maxima", ()))
 
     def map_sum(self, fn, *per_part_args):
         """``fn(part_data, *args)`` on each partition (args given per partition), summed."""

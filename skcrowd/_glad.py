@@ -8,6 +8,7 @@ from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import CrowdModel, numba_threads
+from ._dask import DaskRatingData
 from ._kernels import _glad as kernels
 
 __all__ = ["GLAD"]
@@ -136,6 +137,12 @@ class GLAD(CrowdModel):
     array([0., 1., 0., 1.])
     """
 
+    _supports_dask = True
+    #: Per-item warm starts that stay on the Dask workers between iterations.
+    _dask_item_state = ("log_beta",)
+    #: Stats combined across partitions by their maximum, not their sum.
+    _stats_maxima = ("beta_max",)
+
     _parameter_constraints: dict = {
         **CrowdModel._parameter_constraints,
         "alpha_prior_mean": [Interval(Real, None, None, closed="neither")],
@@ -207,17 +214,31 @@ class GLAD(CrowdModel):
         K = data.n_classes
         if restart == 0 and self.init == "majority":
             alpha = np.ones(data.n_raters)
-            shares = np.bincount(data.label, minlength=K) + 1.0
+            if isinstance(data, DaskRatingData):
+                n = data.n_partitions
+                counts = data.map_sum(_label_counts, [K] * n)["counts"]
+            else:
+                counts = np.bincount(data.label, minlength=K)
+            shares = counts + 1.0
             prior = shares / shares.sum()
         else:
             alpha = rng.uniform(0.25, 2.0, size=data.n_raters)
             prior = rng.dirichlet(np.ones(K))
         fixed = self._fixed_prior(K)
-        return {
-            "alpha": alpha,
-            "class_prior": prior if fixed is None else fixed,
-            "log_beta": np.full(data.n_items, float(self.b_prior_mean)),
-        }
+        params = {"alpha": alpha, "class_prior": prior if fixed is None else fixed}
+        if not isinstance(data, DaskRatingData):  # on Dask the workers hold b
+            params["log_beta"] = np.full(data.n_items, float(self.b_prior_mean))
+        return params
+
+    def _dask_local_params(self, data, params, state):
+        """A partition's local-step parameters: its items' b warm start, kept
+        on the worker and moved by the last global update's ridge shift (a
+        fresh start, at the prior mean as in memory, when there is none)."""
+        if "log_beta_shift" not in params or "log_beta" not in state:
+            log_beta = np.full(data.n_items, float(self.b_prior_mean))
+        else:
+            log_beta = state["log_beta"] - params["log_beta_shift"]
+        return dict(params, log_beta=log_beta)
 
     def _items(self, data, params, rater_stats=None):
         """Item pass: MAP b_i given α and π (warm-started from
@@ -266,8 +287,13 @@ class GLAD(CrowdModel):
             "alpha_bound": rater_stats[:, 2],
             "beta_max": blocks[:, :, 3].max(axis=0),
             "class_counts": items["proba"].sum(axis=0),
+            "loglik_total": items["loglik"].sum(),
+            # b's sums for the ridge step and the objective's prior term
+            "log_beta_dev_sum": np.sum(items["log_beta"] - self.b_prior_mean),
+            "log_beta_log_kernel": _normal_log_kernel(items["log_beta"], self.b_prior_mean,
+                                                      self.b_prior_std),
             # Per-item state, not a sum: the warm start of the next local
-            # step (over blocks of items it is concatenated).
+            # step (kept on the workers on Dask).
             "log_beta": items["log_beta"],
         }
         return items, stats
@@ -300,27 +326,30 @@ class GLAD(CrowdModel):
         covered = (np.abs(newton) <= reach) | (np.abs(newton) <= np.abs(bohning))
         cut = np.sign(newton) * np.maximum(np.minimum(reach, np.abs(newton)), np.abs(bohning))
         alpha = alpha + np.where(covered, newton, cut)
-        alpha, log_beta = self._rescale(alpha, stats["log_beta"])
+        alpha, shift = self._rescale(alpha, stats["log_beta_dev_sum"], data.n_items)
         prior = self._fixed_prior(data.n_classes)
         if prior is None:
             prior = stats["class_counts"] + self.prior_class
             prior = prior / prior.sum()
-        return {"alpha": alpha, "class_prior": prior, "log_beta": log_beta}
+        new = {"alpha": alpha, "class_prior": prior, "log_beta_shift": shift}
+        if "log_beta" in stats:  # in memory; on Dask the workers apply the shift
+            new["log_beta"] = stats["log_beta"] - shift if shift != 0.0 else stats["log_beta"]
+        return new
 
-    def _rescale(self, alpha, log_beta):
+    def _rescale(self, alpha, b_dev_sum, n_items):
         """Move along the likelihood's ridge: (α e^s, b - s) for the s that
         maximises the priors.
 
         α_j β_i is unchanged, so is the likelihood; only the priors decide
         the scale, which coordinate-wise updates of α and b reach slowly
         (a zig-zag along the ridge).  A few safeguarded Newton steps on the
-        1-D prior log density, no data pass; it can only increase.
+        1-D prior log density, no data pass; it can only increase.  Needs of
+        b only Σ (b_i - μ) and the item count; returns (new α, s), and b
+        moves to b - s.
         """
         a_prec = 1.0 / float(self.alpha_prior_std) ** 2
         b_prec = 1.0 / float(self.b_prior_std) ** 2
-        a_mean, b_mean = float(self.alpha_prior_mean), float(self.b_prior_mean)
-        b_dev_sum = np.sum(log_beta - b_mean)
-        n_items = len(log_beta)
+        a_mean = float(self.alpha_prior_mean)
 
         def value(s):
             # The b part up to a constant: Σ (b_i - s - μ)² = const - 2sΣ(b_i - μ) + n s².
@@ -344,17 +373,19 @@ class GLAD(CrowdModel):
                 break
             s, current = s + step, trial
         if s == 0.0:
-            return alpha, log_beta
-        return alpha * np.exp(s), log_beta - s
+            return alpha, 0.0
+        return alpha * np.exp(s), s
 
-    def _log_prior(self, params, log_beta):
-        """log p(α) + log p(b) + log p(π) (π's Dirichlet up to a constant)."""
-        def log_normal(x, mean, std):
-            z = (x - mean) / std
-            return np.sum(-0.5 * z * z) - len(x) * (_LOG_SQRT_2PI + np.log(std))
+    def _log_prior(self, params, b_log_kernel, n_items):
+        """log p(α) + log p(b) + log p(π) (π's Dirichlet up to a constant);
+        b enters through Σ -z²/2 of its prior (``b_log_kernel``)."""
+        def log_normal(kernel, n, std):
+            return kernel - n * (_LOG_SQRT_2PI + np.log(std))
 
-        value = log_normal(params["alpha"], self.alpha_prior_mean, self.alpha_prior_std)
-        value += log_normal(log_beta, self.b_prior_mean, self.b_prior_std)
+        alpha = params["alpha"]
+        value = log_normal(_normal_log_kernel(alpha, self.alpha_prior_mean, self.alpha_prior_std),
+                           len(alpha), self.alpha_prior_std)
+        value += log_normal(b_log_kernel, n_items, self.b_prior_std)
         if self._fixed_prior(len(params["class_prior"])) is None and self.prior_class > 0:
             with np.errstate(divide="ignore"):
                 value += self.prior_class * np.sum(np.log(params["class_prior"]))
@@ -363,13 +394,15 @@ class GLAD(CrowdModel):
     def _objective(self, data, params, items, stats):
         """Mean marginal log posterior per item (z summed out, b at its
         current value)."""
-        total = items["loglik"].sum() + self._log_prior(params, items["log_beta"])
+        total = stats["loglik_total"] + self._log_prior(params, stats["log_beta_log_kernel"],
+                                                        data.n_items)
         return total / data.n_items
 
     def _set_fitted(self, data, params, items):
         self.class_prior_ = params["class_prior"]
         self.rater_ability_ = params["alpha"]
-        self.item_difficulty_ = np.exp(-items["log_beta"])
+        # Fitted on a dask DataFrame the training items stay on the workers.
+        self.item_difficulty_ = None if items is None else np.exp(-items["log_beta"])
 
     def _fitted_params(self):
         return {"alpha": self.rater_ability_, "class_prior": self.class_prior_}
@@ -422,3 +455,14 @@ class GLAD(CrowdModel):
         # A wrong label is uniform over the K - 1 other classes.
         wrong = (truth + rng.randint(1, K, size=data.n_ratings)) % K
         return np.where(correct, truth, wrong).astype(np.int32)
+
+
+def _normal_log_kernel(x, mean, std):
+    """Σ -z²/2 with z = (x - mean) / std: a normal log density's data part."""
+    z = (x - mean) / std
+    return np.sum(-0.5 * z * z)
+
+
+def _label_counts(data, n_classes):
+    """A dask partition's ratings per label (module level: pickled)."""
+    return {"counts": np.bincount(data.label, minlength=n_classes)}

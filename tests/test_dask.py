@@ -9,7 +9,7 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from skcrowd import GLAD, DawidSkene, IRT3PL  # noqa: E402
+from skcrowd import GLAD, DawidSkene, IRT3PL, OrdinalMixture  # noqa: E402
 from skcrowd.datasets import load_caries, make_dawid_skene  # noqa: E402
 
 
@@ -95,12 +95,33 @@ def test_irt_on_dask_equals_in_memory(client):
                                in_memory.predict_proba(caries), atol=1e-9)
 
 
+@pytest.mark.parametrize("init", ["majority", "random"])
+def test_glad_on_dask_equals_in_memory(client, init):
+    """GLAD's per-item difficulties stay on the workers as warm starts; the
+    ridge step needs only their sum, so the fit is the in-memory one."""
+    from skcrowd.datasets import make_glad
+
+    ratings = make_glad(n_items=2000, n_raters=30, ratings_per_item=5, random_state=0).ratings
+    ddf = long_frame(ratings, npartitions=4)
+    kwargs = {"init": init, "n_init": 2 if init == "random" else 1, "random_state": 1}
+    on_dask = GLAD(**kwargs).fit(ddf)
+    in_memory = GLAD(**kwargs).fit(ratings)
+    assert on_dask.n_iter_ == in_memory.n_iter_
+    np.testing.assert_allclose(on_dask.objective_history_, in_memory.objective_history_,
+                               rtol=1e-10)
+    np.testing.assert_allclose(on_dask.rater_ability_, in_memory.rater_ability_, atol=1e-8)
+    np.testing.assert_allclose(on_dask.class_prior_, in_memory.class_prior_, atol=1e-10)
+    assert on_dask.item_difficulty_ is None
+    np.testing.assert_allclose(aligned(on_dask.predict_proba(ddf), ratings),
+                               in_memory.predict_proba(ratings), atol=1e-8)
+
+
 def test_dask_input_errors(client, synthetic):
     ddf = long_frame(synthetic, npartitions=2)
     with pytest.raises(ValueError, match="columns"):
         DawidSkene().fit(ddf.rename(columns={"label": "answer"}))
     with pytest.raises(ValueError, match="does not run on Dask"):
-        GLAD().fit(ddf)
+        OrdinalMixture().fit(ddf)
     model = DawidSkene().fit(ddf)
     stranger = pd.DataFrame({"item": [0], "rater": [10_000], "label": [0]})
     with pytest.raises(ValueError, match="not seen in fit"):
