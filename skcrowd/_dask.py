@@ -70,22 +70,28 @@ def _encode_partition(frame, rater_ids, classes):
 
 
 def _partition_stats(part, model, params):
-    """The model's local step on one partition; its stats for the client.
+    """The model's local step on one partition; its stats for the client."""
+    return model._local_step(part[1], params)[1]
 
-    A model with per-item warm starts (``_dask_item_state``, GLAD's b) keeps
-    them on the partition's worker: ``_dask_local_params`` merges them into
-    the step's parameters, and the step's new values are stored back instead
-    of travelling.
-    """
+
+def _partition_step(part, state, model, params):
+    """The local step of a model with per-item warm starts
+    (``_dask_item_state``, GLAD's b): ``_dask_local_params`` merges the
+    partition's previous ``state`` into the step's parameters; returns the
+    stats for the client and the new state, which stays on the workers as
+    a future for the next iteration."""
     data = part[1]
-    keys = getattr(model, "_dask_item_state", ())
-    if not keys:
-        return model._local_step(data, params)[1]
-    state = data.__dict__.setdefault("_dask_item_state", {})
-    stats = dict(model._local_step(data, model._dask_local_params(data, params, state))[1])
-    for key in keys:
-        state[key] = stats.pop(key)
-    return stats
+    local = model._dask_local_params(data, params, state or {})
+    stats = dict(model._local_step(data, local)[1])
+    return stats, {key: stats.pop(key) for key in model._dask_item_state}
+
+
+def _first(pair):
+    return pair[0]
+
+
+def _second(pair):
+    return pair[1]
 
 
 def _partition_call(part, fn, *args):
@@ -121,6 +127,7 @@ class DaskRatingData:
         self.n_classes = int(n_classes)
         self.n_ratings = int(n_ratings)
         self._model = self._model_future = None
+        self._states = [None] * len(parts)
         self.n_items = int(sum(client.gather(client.map(_n_items, parts, pure=False))))
 
     @property
@@ -136,8 +143,15 @@ class DaskRatingData:
         if self._model is not model:
             self._model = model
             self._model_future = self.client.scatter(model, broadcast=True, hash=False)
-        futures = self.client.map(_partition_stats, self.parts, model=self._model_future,
-                                  params=params, pure=False)
+            self._states = [None] * len(self.parts)
+        if getattr(model, "_dask_item_state", ()):
+            steps = self.client.map(_partition_step, self.parts, self._states,
+                                    model=self._model_future, params=params, pure=False)
+            self._states = self.client.map(_second, steps, pure=False)
+            futures = self.client.map(_first, steps, pure=False)
+        else:
+            futures = self.client.map(_partition_stats, self.parts, model=self._model_future,
+                                      params=params, pure=False)
         return _sum(self.client.gather(futures), getattr(model, "_stats_maxima", ()))
 
     def map_sum(self, fn, *per_part_args):

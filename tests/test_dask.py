@@ -142,9 +142,14 @@ def test_worker_processes():
         with distributed.Client(cluster):
             model = DawidSkene().fit(long_frame(ratings, npartitions=2))
             proba = aligned(model.predict_proba(long_frame(ratings, npartitions=2)), ratings)
+            # GLAD's warm starts live in the worker processes between tasks
+            glad = GLAD().fit(long_frame(ratings, npartitions=3))
     in_memory = DawidSkene().fit(ratings)
     np.testing.assert_allclose(model.confusion_, in_memory.confusion_, atol=1e-12)
     np.testing.assert_allclose(proba, in_memory.predict_proba(ratings), atol=1e-12)
+    glad_in_memory = GLAD().fit(ratings)
+    assert glad.n_iter_ == glad_in_memory.n_iter_
+    np.testing.assert_allclose(glad.rater_ability_, glad_in_memory.rater_ability_, atol=1e-8)
 
 
 def test_grid_search_on_the_dask_joblib_backend(client, synthetic):
