@@ -102,7 +102,8 @@ class GLAD(CrowdModel):
         α_j, MAP.
     item_difficulty_ : ndarray of shape (n_items,)
         1 / β_i = exp(-b_i) of the training items (MAP b_i at the final
-        abilities); larger is harder.
+        abilities); larger is harder.  None after a fit on a dask
+        DataFrame, whose items stay on the workers.
     n_features_in_ : int
         Number of raters.
     rater_ids_ : ndarray of shape (n_raters,)
