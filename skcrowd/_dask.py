@@ -6,9 +6,10 @@ two partitions (checked), and each partition is encoded once on its worker
 into a :class:`~skcrowd._ratings.RatingData` that stays there.  Each
 iteration then runs the model's own ``_local_step`` on every partition (one
 data pass, on the workers), brings back only the small ``stats``, sums them
-in partition order and runs ``_global_update`` on the client - the loop of
-``_base.CrowdModel`` unchanged.  Item-level results come back as dask
-collections (``predict_proba`` / ``predict`` via ``map_partitions``).
+in partition order (a model may name stats combined by their maximum) and
+runs ``_global_update`` on the client - the loop of ``_base.CrowdModel``
+unchanged.  Item-level results come back as dask collections
+(``predict_proba`` / ``predict`` / ``score_samples`` via ``map_partitions``).
 
 Only models whose global update and objective need nothing but the summed
 statistics and the data's sizes run here (``_supports_dask``): DawidSkene,
@@ -145,6 +146,9 @@ class DaskRatingData:
             self._model_future = self.client.scatter(model, broadcast=True, hash=False)
             self._states = [None] * len(self.parts)
         if getattr(model, "_dask_item_state", ()):
+            # Item state goes from each task to the same partition's next
+            # task as a future; a restart's first step ignores it (the
+            # model's _dask_local_params starts fresh without a shift).
             steps = self.client.map(_partition_step, self.parts, self._states,
                                     model=self._model_future, params=params, pure=False)
             self._states = self.client.map(_second, steps, pure=False)
