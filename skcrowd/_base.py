@@ -132,28 +132,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                 raise ValueError(
                     "X has no ratings: every entry is missing, nothing to fit."
                 )
-            if self.classes is not None:
-                self.classes_ = check_classes(self.classes)
-            else:
-                try:
-                    self.classes_ = np.unique(labels)
-                except TypeError:
-                    raise ValueError(
-                        "Labels must all be of one type (numbers or strings)."
-                    ) from None
-            if len(self.classes_) < self._min_classes:
-                raise ValueError(
-                    f"The ratings contain only {len(self.classes_)} class(es) "
-                    f"({self.classes_.tolist()!r}); "
-                    f"{type(self).__name__} needs at least {self._min_classes} "
-                    "classes. Pass classes=[...] to name the scale."
-                )
-            if len(self.classes_) == 1:
-                warnings.warn(
-                    f"The ratings contain only one class ({show(self.classes_[0])}); "
-                    "every item will get it. Pass classes=[...] to name the scale.",
-                    UserWarning,
-                )
+            self._set_classes(labels)
         codes = encode_labels(labels, self.classes_)
         return RatingData(
             ratings._item,
@@ -163,6 +142,32 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             n_raters=self.n_features_in_,
             n_classes=len(self.classes_),
         )
+
+    def _set_classes(self, labels):
+        """``classes_`` from the ``classes`` parameter or the labels seen
+        (any array holding every label), checked against ``_min_classes``."""
+        if self.classes is not None:
+            self.classes_ = check_classes(self.classes)
+        else:
+            try:
+                self.classes_ = np.unique(labels)
+            except TypeError:
+                raise ValueError(
+                    "Labels must all be of one type (numbers or strings)."
+                ) from None
+        if len(self.classes_) < self._min_classes:
+            raise ValueError(
+                f"The ratings contain only {len(self.classes_)} class(es) "
+                f"({self.classes_.tolist()!r}); "
+                f"{type(self).__name__} needs at least {self._min_classes} "
+                "classes. Pass classes=[...] to name the scale."
+            )
+        if len(self.classes_) == 1:
+            warnings.warn(
+                f"The ratings contain only one class ({show(self.classes_[0])}); "
+                "every item will get it. Pass classes=[...] to name the scale.",
+                UserWarning,
+            )
 
     def _map_raters(self, ratings):
         """Rater codes of a :class:`Ratings` in the columns seen in fit."""

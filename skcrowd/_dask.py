@@ -181,17 +181,8 @@ def encode_frame(estimator, frame):
     if raters.isna().any() or labels.isna().any():
         raise ValueError("A rating has a missing rater or label (NaN or None); drop them first.")
     rater_ids = np.sort(raters.to_numpy())
-    if estimator.classes is not None:
-        from ._ratings import check_classes
-        classes = check_classes(estimator.classes)
-    else:
-        classes = np.sort(labels.to_numpy())
-    if len(classes) < estimator._min_classes:
-        raise ValueError(
-            f"The ratings contain only {len(classes)} class(es) ({classes.tolist()!r}); "
-            f"{type(estimator).__name__} needs at least {estimator._min_classes} classes. "
-            "Pass classes=[...] to name the scale."
-        )
+    estimator._set_classes(labels.to_numpy())
+    classes = estimator.classes_
     # One shuffle so that every item's ratings sit in one partition.
     shuffled = frame.shuffle(on="item")
     pieces = client.compute(shuffled.to_delayed())
@@ -203,7 +194,6 @@ def encode_frame(estimator, frame):
             f"After shuffling by item, partitions hold {data.n_items} items but the "
             f"frame has {n_unique_items}: an item spans two partitions."
         )
-    estimator.classes_ = classes
     estimator.rater_ids_ = rater_ids
     estimator.n_features_in_ = len(rater_ids)
     return data

@@ -550,8 +550,12 @@ def test_grid_search_over_the_lattice(small):
                         lattice_grid(["abc", "ab", "abcd"]), cv=KFold(3))
     with quiet():
         grid.fit(small.ratings)
-    assert set(grid.cv_results_["mean_test_score"].round(12)) and len(grid.cv_results_["params"]) == 3
-    assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+    scores = grid.cv_results_["mean_test_score"]
+    assert len(grid.cv_results_["params"]) == 3
+    assert np.all(np.isfinite(scores))
+    # three different models score differently, and the refit one is the best
+    assert len(set(scores.round(12))) == 3
+    assert grid.best_estimator_.tag == IRT3PL(**grid.cv_results_["params"][np.argmax(scores)]).tag
 
 
 def test_make_irt_follows_its_tag():
