@@ -26,7 +26,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _dask
-from ._ratings import RatingData, Ratings, check_classes, encode_labels, show
+from ._ratings import RatingData, Ratings, check_classes, encode_labels, gold_per_item, show
 
 __all__ = ["CrowdEstimator", "CrowdModel"]
 
@@ -72,6 +72,23 @@ def draw_categorical(probabilities, rng):
     return np.minimum(draws, probabilities.shape[1] - 1).astype(np.int32)
 
 
+def has_gold(data):
+    """Whether ``data`` (a fit's encoded ratings) has any known item."""
+    gold = getattr(data, "gold", None)
+    return gold is not None and bool(np.any(gold >= 0))
+
+
+def apply_evidence(posterior, data):
+    """Starting posteriors with the known items clamped to their class (in
+    place; returned), as the local steps clamp them through
+    ``data.evidence``."""
+    if data.gold is not None:
+        known = np.flatnonzero(data.gold >= 0)
+        posterior[known] = 0.0
+        posterior[known, data.gold[known]] = 1.0
+    return posterior
+
+
 class CrowdEstimator(TransformerMixin, BaseEstimator):
     """Base class of every skcrowd estimator (not to be used directly).
 
@@ -90,12 +107,15 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     _min_classes = 1
 
     # -- input ----------------------------------------------------------------
-    def _encode(self, X, reset):
+    def _encode(self, X, reset, y=None):
         """Validate ``X`` and convert it to :class:`RatingData`.
 
         With ``reset=True`` (fit) this sets ``classes_``, ``n_features_in_``
-        and ``rater_ids_``; otherwise it checks ``X`` against them.
+        and ``rater_ids_``; otherwise it checks ``X`` against them.  ``y``
+        (fit only): the known true labels, stored as ``data.gold`` (see
+        :func:`gold_per_item`); their labels count among the classes.
         """
+        frame_index = getattr(X, "index", None) if not isinstance(X, Ratings) else None
         if isinstance(X, Ratings):
             ratings = X
             if reset:
@@ -127,14 +147,27 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             rater = ratings._rater
 
         labels = ratings.label
+        gold = None
+        if y is not None:
+            item_ids = ratings.item_ids if frame_index is None else np.asarray(frame_index)
+            gold = gold_per_item(y, item_ids)
         if reset:
             if ratings.n_ratings == 0:
                 raise ValueError(
                     "X has no ratings: every entry is missing, nothing to fit."
                 )
-            self._set_classes(labels)
+            if gold is not None and len(gold[1]) and self.classes is None:
+                if labels.dtype.kind != gold[1].dtype.kind and "O" in (
+                        labels.dtype.kind, gold[1].dtype.kind):
+                    raise ValueError(
+                        "The labels of y and of the ratings are of different types "
+                        "(numbers and strings)."
+                    )
+                self._set_classes(np.concatenate([labels, gold[1]]))
+            else:
+                self._set_classes(labels)
         codes = encode_labels(labels, self.classes_)
-        return RatingData(
+        data = RatingData(
             ratings._item,
             rater,
             codes,
@@ -142,6 +175,13 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             n_raters=self.n_features_in_,
             n_classes=len(self.classes_),
         )
+        if gold is not None:
+            data.gold = np.full(data.n_items, -1, dtype=np.int32)
+            try:
+                data.gold[gold[0]] = encode_labels(gold[1], self.classes_)
+            except ValueError as error:
+                raise ValueError(f"y: {error}") from None
+        return data
 
     def _set_classes(self, labels):
         """``classes_`` from the ``classes`` parameter or the labels seen
@@ -223,14 +263,36 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         return self.classes_[np.argmax(items["proba"], axis=1)]
 
     # -- public API -----------------------------------------------------------
-    def _fit(self, X, **fit_params):
+    def _fit(self, X, y=None, **fit_params):
         if _dask.is_dask_frame(X):
+            if y is not None:
+                raise ValueError("Known labels y are not supported with a dask DataFrame.")
             # The fit loop over the workers' partitions (DESIGN §9); the
             # training items' states stay there.
             self._fit_encoded(_dask.encode_frame(self, X), **fit_params)
             return None
-        data = self._encode(X, reset=True)
-        return self._fit_encoded(data, **fit_params)
+        data = self._encode(X, reset=True, y=y)
+        return self._clamp(data, self._fit_encoded(data, **fit_params))
+
+    def _clamp(self, data, items):
+        """The known items' fitted state is their known class, exactly.
+
+        The models' local steps already clamp through ``data.evidence``;
+        this makes it exact for every estimator (the baselines have no
+        local step) and sets a point prediction on the label scale
+        (``"value"``, ``"mu"``) to the known value.
+        """
+        if data.gold is None:
+            return items
+        known = np.flatnonzero(data.gold >= 0)
+        codes = data.gold[known]
+        proba = items["proba"]
+        proba[known] = 0.0
+        proba[known, codes] = 1.0
+        for key in ("value", "mu"):
+            if key in items:
+                items[key][known] = self.classes_.astype(np.float64)[codes]
+        return items
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, **fit_params):
@@ -242,8 +304,13 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             ``X[i, j]`` is rater ``j``'s label for item ``i``; NaN (or None)
             means not rated.  In a sparse matrix every stored entry is a
             rating, explicit zeros included.
-        y : None
-            Ignored; there is no supervision.
+        y : array-like of shape (n_items,), mapping or pandas Series, default=None
+            Known true labels ("gold") of some items; see :ref:`gold`.  One
+            entry per item in row order, missing (None, NaN, ``pd.NA``)
+            where unknown, or a mapping / Series keyed by item id (items
+            absent from it are unknown).  A known item's posterior is
+            clamped to its label during the fit; it still informs the
+            rater parameters.  ``None``: no item is known.
         **fit_params : dict
             Model-specific data (for example ``groups``).
 
@@ -251,7 +318,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         -------
         self : object
         """
-        self._fit(X, **fit_params)
+        self._fit(X, y, **fit_params)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -260,8 +327,10 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
 
         Equal to ``fit(X).predict(X)``; computed from the final local step of
         the fit, without a second pass (a second pass for a dask DataFrame).
+        With ``y``, the known items get their known labels (``predict(X)``
+        infers every item from its ratings alone).
         """
-        items = self._fit(X, **fit_params)
+        items = self._fit(X, y, **fit_params)
         if items is None:
             return self.predict(X)
         return self._predict_from_items(items)

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, draw_categorical, item_chunks
+from ._base import CrowdModel, apply_evidence, draw_categorical, has_gold, item_chunks
 from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
 from ._kernels._common import vote_counts
@@ -164,15 +164,23 @@ class DawidSkene(CrowdModel):
         return self._global_update(data, None, stats)
 
     def _init_stats(self, data, rng, restart):
-        """Confusion and class counts of the starting item posteriors."""
-        if restart == 0 and self.init == "majority":
+        """Confusion and class counts of the starting item posteriors.
+
+        With gold, the first start is a qualification test: the known items
+        alone (every rater's answers on them, the prior elsewhere).  A
+        majority start would let a crowd that mostly gets a class wrong
+        outvote the gold, and EM would stay in that mode.
+        """
+        if restart == 0 and self.init == "majority" and has_gold(data):
+            posterior = np.zeros((data.n_items, data.n_classes))
+        elif restart == 0 and self.init == "majority":
             posterior = np.empty((data.n_items, data.n_classes))
             vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, posterior)
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
             posterior = rng.dirichlet(np.ones(data.n_classes), size=data.n_items)
-        return self._stats(data, posterior)
+        return self._stats(data, apply_evidence(posterior, data))
 
     def _stats(self, data, posterior):
         counts = np.empty((data.n_raters, data.n_classes, data.n_classes))
@@ -194,6 +202,7 @@ class DawidSkene(CrowdModel):
             data.item_ptr,
             data.cell,
             np.log(params["class_prior"]),
+            data.evidence,
             np.ascontiguousarray(log_likelihood),
             chunk_ptr,
             posterior,

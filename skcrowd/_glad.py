@@ -7,7 +7,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, numba_threads
+from ._base import CrowdModel, has_gold, numba_threads
 from ._dask import DaskRatingData
 from ._kernels import _glad as kernels
 
@@ -215,6 +215,8 @@ class GLAD(CrowdModel):
         K = data.n_classes
         if restart == 0 and self.init == "majority":
             alpha = np.ones(data.n_raters)
+            if has_gold(data):
+                alpha = self._qualification(data)
             if isinstance(data, DaskRatingData):
                 n = data.n_partitions
                 counts = data.map_sum(_label_counts, [K] * n)["counts"]
@@ -230,6 +232,21 @@ class GLAD(CrowdModel):
         if not isinstance(data, DaskRatingData):  # on Dask the workers hold b
             params["log_beta"] = np.full(data.n_items, float(self.b_prior_mean))
         return params
+
+    def _qualification(self, data):
+        """Starting abilities from the known items (gold): rater j's share of
+        correct answers on them a_j (with one pseudo-count each way) gives
+        σ(α_j β) = a_j at the prior β = exp(b_prior_mean); 1 without gold
+        ratings.  A crowd that mostly gets a class wrong then cannot outvote
+        the gold at the start (EM would stay in that mode)."""
+        gold = data.gold[data.item]
+        on_gold = gold >= 0
+        n = np.bincount(data.rater[on_gold], minlength=data.n_raters)
+        right = np.bincount(data.rater[on_gold], weights=data.label[on_gold] == gold[on_gold],
+                            minlength=data.n_raters)
+        share = (right + 1.0) / (n + 2.0)
+        alpha = np.log(share / (1.0 - share)) / np.exp(float(self.b_prior_mean))
+        return np.where(n > 0, alpha, 1.0)
 
     def _dask_local_params(self, data, params, state):
         """A partition's local-step parameters: its items' b warm start, kept
@@ -263,6 +280,7 @@ class GLAD(CrowdModel):
             data.label,
             np.ascontiguousarray(params["alpha"], dtype=np.float64),
             log_prior,
+            data.evidence,
             float(self.b_prior_mean),
             1.0 / float(self.b_prior_std) ** 2,
             max_steps,

@@ -236,8 +236,9 @@ class OrdinalMixture(CrowdModel):
         ----------
         X : array-like or sparse matrix of shape (n_items, n_raters), or Ratings
             Numeric ratings; NaN means not rated.
-        y : None
-            Ignored.
+        y : array-like of shape (n_items,), mapping or pandas Series, default=None
+            Known values of some items (gold), missing where unknown: q(z_m)
+            of a known item is fixed at its value (see :ref:`gold`).
         groups : array-like of shape (n_items,), default=None
             The category of each item (e.g. its query), for
             ``difficulty="group"``; ignored otherwise.  Routed by
@@ -248,13 +249,14 @@ class OrdinalMixture(CrowdModel):
         -------
         self : object
         """
-        self._fit(X, groups=groups)
+        self._fit(X, y, groups=groups)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_predict(self, X, y=None, groups=None):
-        """Fit, then return the posterior mean z̄ of each training item."""
-        return self._predict_from_items(self._fit(X, groups=groups))
+        """Fit, then return the posterior mean z̄ of each training item (the
+        known value for an item given in ``y``)."""
+        return self._predict_from_items(self._fit(X, y, groups=groups))
 
     def predict(self, X, groups=None):
         """Posterior mean E[z_m] of each item, on the label scale (float).
@@ -456,9 +458,13 @@ class OrdinalMixture(CrowdModel):
                 np.log(tau_mean), np.log(params["eps"]), np.log(params["eps_c"]),
             ])
         item_delta = self.difficulty == "item"
-        items = np.empty((data.n_items, 5))
+        items = np.empty((data.n_items, 6))
         items[:, kernels.ITEM_MU] = params["mu"]
         items[:, kernels.ITEM_LAM] = params["lam"]
+        items[:, kernels.ITEM_KNOWN] = np.nan
+        if data.gold is not None:  # the gold clamp: q(z_m) fixed at the known value
+            known = data.gold >= 0
+            items[known, kernels.ITEM_KNOWN] = problem.value[data.gold[known]]
         if item_delta:
             items[:, kernels.ITEM_DELTA_SHAPE] = params["delta_shape"]
             items[:, kernels.ITEM_DELTA_RATE] = params["delta_rate"]
@@ -681,8 +687,8 @@ class OrdinalMixture(CrowdModel):
     def _bin_mass(self, mu, lam):
         """Mass of N(mu, 1/lam) in each bin, the outer bins open-ended."""
         inner = self.thresholds_[1:-1]
-        sd = 1.0 / np.sqrt(lam)
-        t = (inner[None, :] - mu[:, None]) / sd[:, None]
+        # λ = ∞ (a known item): t = ±∞, all mass in the value's bin
+        t = (inner[None, :] - mu[:, None]) * np.sqrt(lam)[:, None]
         cdf = np.concatenate(
             [np.zeros((len(mu), 1)), np.exp(log_ndtr(t)), np.ones((len(mu), 1))], axis=1)
         # upper tails from the flipped CDF, so far bins are not 1 - 1

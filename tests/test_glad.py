@@ -94,7 +94,8 @@ def test_item_step_finds_map_b_and_posterior(n_classes):
     posterior = np.empty((n_items, n_classes))
     loglik = np.empty(n_items)
     stats = np.empty((3, n_raters, 4))
-    kernels.item_step(item_ptr, rater, label, alpha, log_prior, 1.0, 1.0, 100, 1e-10,
+    kernels.item_step(item_ptr, rater, label, alpha, log_prior, np.zeros((0, len(log_prior))),
+                      1.0, 1.0, 100, 1e-10,
                       log_beta, beta, posterior, loglik, stats, np.empty(len(rater)))
     np.testing.assert_allclose(beta, np.exp(log_beta))
     for i in range(n_items):

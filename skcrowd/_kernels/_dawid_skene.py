@@ -9,7 +9,7 @@ from ._common import normalize_log_inplace, serial_and_parallel
 
 
 @serial_and_parallel
-def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
+def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr,
            posterior, loglik, partial_counts, partial_class):
     """E-step and expected confusion counts in one pass over the ratings.
 
@@ -28,6 +28,9 @@ def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
         ``rater * n_classes + label`` of each rating: the row of
         ``log_likelihood`` it reads and of ``partial_counts`` it adds to.
     log_prior : float64 (n_classes,)
+    evidence : float64 (n_items, n_classes) or (0, n_classes)
+        Per-item offsets added to ``log_prior`` (the gold clamp: 0 / -inf),
+        or no rows for none.
     log_likelihood : float64 (n_raters * n_classes, n_classes)
         ``log θ_j[true, given]`` at row ``j * n_classes + given``, column
         ``true``: the inner loop over the true class reads contiguous memory.
@@ -44,6 +47,7 @@ def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
     # costs an atomic reference count that the threads would contend for.
     n_classes = log_prior.shape[0]
     n_cells = partial_counts.shape[1]
+    clamped = evidence.shape[0] > 0
     for c in prange(chunk_ptr.shape[0] - 1):
         row = np.empty(n_classes)  # one buffer per chunk, not a view per item
         for r in range(n_cells):
@@ -55,6 +59,9 @@ def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
             start, stop = item_ptr[i], item_ptr[i + 1]
             for k in range(n_classes):
                 row[k] = log_prior[k]
+            if clamped:
+                for k in range(n_classes):
+                    row[k] += evidence[i, k]
             for n in range(start, stop):
                 r = cell[n]
                 for k in range(n_classes):

@@ -91,9 +91,19 @@ def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
     gradient = -b_precision * d
     hessian = -b_precision
     if n_classes == 1 or stop == start:
+        # log Σ_k π_k: log π_known for a clamped item (the log joint), else
+        # exactly 0 (not Σ π rounded)
+        total = 0.0
+        clamped = False
         for k in range(n_classes):
             weights[k] = np.exp(log_prior[k])
-        return value, gradient, hessian
+            total += weights[k]
+            clamped = clamped or log_prior[k] == -np.inf
+        if not clamped:
+            return value, gradient, hessian
+        for k in range(n_classes):
+            weights[k] /= total
+        return value + np.log(total), gradient, hessian
     base, slope, curvature = item_terms(start, stop, rater, label, alpha, b,
                                         log_km1, class_terms, sigma)
     for k in range(n_classes):
@@ -197,7 +207,7 @@ def n_item_blocks(n_items, n_raters):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
+def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_precision,
               max_steps, step_tol, log_beta, beta, posterior, loglik,
               rater_stats, sigma):
     """Local step: Newton on every b_i, then its posterior and log marginal.
@@ -210,6 +220,9 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
         Rater abilities, held fixed.
     log_prior : float64 (n_classes,)
         log π.
+    evidence : float64 (n_items, n_classes) or (0, n_classes)
+        Per-item offsets added to ``log_prior`` (the gold clamp: 0 / -inf),
+        or no rows for none.
     b_mean, b_precision : float
         The N(b_mean, 1/b_precision) prior on b_i.
     max_steps : int
@@ -245,9 +258,14 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
         class_terms = np.empty(n_classes)
         class_counts = np.empty(n_classes)
         weights = np.empty(n_classes)
+        item_prior = np.empty(n_classes)
         for i in range(block * n_items // n_blocks, (block + 1) * n_items // n_blocks):
             start, stop = item_ptr[i], item_ptr[i + 1]
-            b, value = fit_item(start, stop, rater, label, alpha, log_prior,
+            for k in range(n_classes):
+                item_prior[k] = log_prior[k]
+                if evidence.shape[0] > 0:
+                    item_prior[k] += evidence[i, k]
+            b, value = fit_item(start, stop, rater, label, alpha, item_prior,
                                 log_beta[i], log_km1, b_mean, b_precision,
                                 max_steps, step_tol, class_terms, class_counts,
                                 weights, sigma)
