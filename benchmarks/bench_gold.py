@@ -85,6 +85,7 @@ def main():
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--fractions", type=float, nargs="+", default=[0, 0.01, 0.05, 0.1, 0.2])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--models", nargs="+", default=None)
     args = parser.parse_args()
     print(f"# bench_gold.py: {args.seeds} draws of the gold items per fraction; "
           f"load {os.getloadavg()[0]:.2f}")
@@ -95,11 +96,13 @@ def main():
         has_gold = ~np.isnan(gold)
         quality, keep = rater_gold_accuracy(X, gold)
         for mname, cls in models_for(name).items():
+            if args.models and mname not in args.models:
+                continue
             start = time.perf_counter()
             model, base_labels = fit(cls, X, None)
             base_q = rater_quality(model)
             for f in args.fractions:
-                accs, exact, corr = [], True, []
+                accs, changes, exact, corr = [], [], True, []
                 for seed in range(args.seeds):
                     rng = np.random.default_rng(seed)
                     given = has_gold & (rng.random(len(gold)) < f)
@@ -113,7 +116,9 @@ def main():
                         if q is not None and abs(f - 0.1) < 1e-9:
                             corr.append(spearmanr(q[keep], quality[keep])[0])
                     accs.append(np.mean(labels[held] == gold[held]))
-                table[name, mname, f] = (np.mean(accs), np.std(accs), exact)
+                    # against the fit without gold on the same items
+                    changes.append(accs[-1] - np.mean(base_labels[held] == gold[held]))
+                table[name, mname, f] = (np.mean(accs), np.mean(changes), exact)
                 if corr:
                     base_corr = (np.nan if base_q is None
                                  else spearmanr(base_q[keep], quality[keep])[0])
@@ -129,9 +134,14 @@ def main():
         cells = [f"{table[name, mname, f][0]:.4f}" for f in fr]
         exact = all(table[name, mname, f][2] for f in fr)
         print(f"| {name} | {mname} | " + " | ".join(cells) + f" | {'yes' if exact else 'NO'} |")
-    if 0 in fr and 0.1 in fr:
-        gains = [table[k[0], k[1], 0.1][0] - table[k[0], k[1], 0][0]
-                 for k in dict.fromkeys((k[0], k[1]) for k in table)]
+    print("\n## Change against the fit without gold, on the same items (points)\n")
+    print("| data set | model | " + " | ".join(f"{100 * f:g}% gold" for f in fr) + " |")
+    print("|---|---|" + "---|" * len(fr))
+    for (name, mname) in dict.fromkeys((k[0], k[1]) for k in table):
+        cells = [f"{100 * table[name, mname, f][1]:+.2f}" for f in fr]
+        print(f"| {name} | {mname} | " + " | ".join(cells) + " |")
+    if 0.1 in fr:
+        gains = [table[k[0], k[1], 0.1][1] for k in dict.fromkeys((k[0], k[1]) for k in table)]
         print(f"\n10% gold vs none: mean change {100 * np.mean(gains):+.2f} points, "
               f"smallest {100 * np.min(gains):+.2f}, largest {100 * np.max(gains):+.2f}")
     if ranks:

@@ -115,7 +115,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         (fit only): the known true labels, stored as ``data.gold`` (see
         :func:`gold_per_item`); their labels count among the classes.
         """
-        frame_index = getattr(X, "index", None) if not isinstance(X, Ratings) else None
+        # a wide DataFrame's rows are items: its index holds their ids
+        frame_index = X.index if hasattr(X, "iloc") and hasattr(X, "columns") else None
         if isinstance(X, Ratings):
             ratings = X
             if reset:
@@ -149,8 +150,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         labels = ratings.label
         gold = None
         if y is not None:
-            item_ids = ratings.item_ids if frame_index is None else np.asarray(frame_index)
-            gold = gold_per_item(y, item_ids)
+            gold = gold_per_item(
+                y, ratings.item_ids if frame_index is None else np.asarray(frame_index))
         if reset:
             if ratings.n_ratings == 0:
                 raise ValueError(
@@ -175,6 +176,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             n_raters=self.n_features_in_,
             n_classes=len(self.classes_),
         )
+        data.item_ids = ratings.item_ids if frame_index is None else np.asarray(frame_index)
         if gold is not None:
             data.gold = np.full(data.n_items, -1, dtype=np.int32)
             try:
@@ -263,16 +265,25 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         return self.classes_[np.argmax(items["proba"], axis=1)]
 
     # -- public API -----------------------------------------------------------
-    def _fit(self, X, y=None, **fit_params):
+    def _fit(self, X, y=None, init_params=None, **fit_params):
         if _dask.is_dask_frame(X):
-            if y is not None:
-                raise ValueError("Known labels y are not supported with a dask DataFrame.")
+            if y is not None or init_params is not None:
+                raise ValueError("Known labels y and init_params are not supported with a "
+                                 "dask DataFrame.")
             # The fit loop over the workers' partitions (DESIGN §9); the
             # training items' states stay there.
             self._fit_encoded(_dask.encode_frame(self, X), **fit_params)
             return None
+        start = self._start_state(init_params)  # before _encode resets rater_ids_
         data = self._encode(X, reset=True, y=y)
+        data.start = start
         return self._clamp(data, self._fit_encoded(data, **fit_params))
+
+    def _start_state(self, init_params):
+        """An earlier fit to start from (warm start), or None."""
+        if init_params is not None:
+            raise TypeError(f"{type(self).__name__} is not iterative: it takes no init_params.")
+        return None
 
     def _clamp(self, data, items):
         """The known items' fitted state is their known class, exactly.
@@ -312,7 +323,10 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             clamped to its label during the fit; it still informs the
             rater parameters.  ``None``: no item is known.
         **fit_params : dict
-            Model-specific data (for example ``groups``).
+            Model-specific data (for example ``groups``), and for the
+            iterative models ``init_params``: a fitted model of the same
+            class whose rater parameters (matched by rater id) the fit
+            starts from (see :ref:`warm-start`).
 
         Returns
         -------
@@ -461,7 +475,76 @@ class CrowdModel(CrowdEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
+        "warm_start": ["boolean"],
     }
+
+    #: names of the global parameters that hold one row per rater (axis 0),
+    #: and of those shared by every rater: what a warm start carries over
+    _rater_params = ()
+    _shared_params = ()
+
+    def _start_state(self, init_params):
+        """The rater parameters to start from: those of the fitted model
+        ``init_params`` (``fit(X, init_params=earlier)``), or this model's
+        own with ``warm_start=True`` after a fit (see :ref:`warm-start`)."""
+        if init_params is not None:
+            if type(init_params) is not type(self):
+                raise ValueError(
+                    f"init_params must be a fitted {type(self).__name__}; got "
+                    f"{type(init_params).__name__}."
+                )
+            check_is_fitted(init_params)
+            source = init_params
+        elif getattr(self, "warm_start", False) and hasattr(self, "rater_ids_"):
+            source = self
+        else:
+            return None
+        params = source._fitted_params()
+        return {
+            "rater_ids": np.array(source.rater_ids_, copy=True),
+            "classes": np.array(source.classes_, copy=True),
+            "params": {k: params[k] for k in (*self._rater_params, *self._shared_params)},
+            # the item-level state at the end of the earlier fit, by item id
+            # (a model that keeps one: OrdinalMixture)
+            "items": getattr(source, "_last_items", None),
+        }
+
+    def _warm_params(self, data, rng, start):
+        """Global parameters of a warm start: the cold start's (restart 0)
+        with every rater seen before taking its earlier parameters, matched
+        by rater id, not position; raters not seen before keep
+        :meth:`_new_rater_params`.  The shared parameters (class prior ...)
+        are carried over as they are."""
+        if not (len(start["classes"]) == len(self.classes_)
+                and np.all(start["classes"] == self.classes_)):
+            raise ValueError(
+                f"A warm start needs the classes of the earlier fit "
+                f"({start['classes'].tolist()!r}); these ratings have "
+                f"{self.classes_.tolist()!r}. Pass classes=[...]."
+            )
+        params = dict(self._new_rater_params(data, self._init_params(data, rng, 0)))
+        old_ids = start["rater_ids"]
+        ids = np.asarray(self.rater_ids_)
+        try:
+            order = np.argsort(old_ids, kind="stable")
+            pos = np.minimum(np.searchsorted(old_ids[order], ids), max(len(old_ids) - 1, 0))
+            seen = (old_ids[order][pos] == ids) if len(old_ids) else np.zeros(len(ids), bool)
+        except TypeError:
+            raise ValueError("Rater ids are not comparable with those of the earlier fit.") \
+                from None
+        now, before = np.flatnonzero(seen), order[pos[seen]]
+        for name in self._rater_params:
+            rows = np.array(params[name], dtype=np.float64, copy=True)
+            rows[now] = start["params"][name][before]
+            params[name] = rows
+        for name in self._shared_params:
+            params[name] = start["params"][name]
+        return params
+
+    def _new_rater_params(self, data, params):
+        """The parameters of raters that an earlier fit has not seen (hook;
+        default: the cold start's)."""
+        return params
 
     @abstractmethod
     def _init_params(self, data, rng, restart):
@@ -521,14 +604,19 @@ class CrowdModel(CrowdEstimator):
         return params, items, history, n_iter, converged
 
     def _fit_encoded(self, data, **fit_params):
+        start_state = getattr(data, "start", None)
         data = self._prepare(data, **fit_params)
         rng = check_random_state(self.random_state)
         best = None
         with numba_threads(self.n_jobs):
-            for restart in range(self.n_init):
+            # A warm start is one run from the earlier state (n_init is
+            # ignored, as in scikit-learn's mixtures).
+            for restart in range(1 if start_state is not None else self.n_init):
                 self._print_restart(restart)
                 start = perf_counter()
-                run = self._run(data, self._init_params(data, rng, restart))
+                params = (self._init_params(data, rng, restart) if start_state is None
+                          else self._warm_params(data, rng, start_state))
+                run = self._run(data, params)
                 self._print_restart_end(run, perf_counter() - start)
                 if best is None or run[2][-1] > best[2][-1]:
                     best = run

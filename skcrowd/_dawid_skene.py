@@ -51,6 +51,11 @@ class DawidSkene(CrowdModel):
     n_init : int, default=1
         Restarts; the one with the highest log posterior is kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters, matched by rater id (raters not seen before start from
+        the prior), as one run (``n_init`` is ignored).  See
+        :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Numba threads for the kernels (restored afterwards); results do not
@@ -87,6 +92,8 @@ class DawidSkene(CrowdModel):
     """
 
     _supports_dask = True
+    _rater_params = ("confusion",)
+    _shared_params = ("class_prior",)
 
     _parameter_constraints: dict = {
         **CrowdModel._parameter_constraints,
@@ -112,6 +119,7 @@ class DawidSkene(CrowdModel):
         tol=1e-6,
         n_init=1,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
     ):
@@ -126,6 +134,7 @@ class DawidSkene(CrowdModel):
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
 
@@ -162,6 +171,16 @@ class DawidSkene(CrowdModel):
         else:
             stats = self._init_stats(data, rng, restart)
         return self._global_update(data, None, stats)
+
+    def _new_rater_params(self, data, params):
+        """A rater not seen before starts at the prior's mode: its
+        pseudo-counts, normalised (uniform rows without any)."""
+        counts = np.broadcast_to(self._pseudo_counts(data.n_classes),
+                                 params["confusion"].shape)
+        totals = counts.sum(axis=2, keepdims=True)
+        rows = np.divide(counts, totals, out=np.full(counts.shape, 1.0 / data.n_classes),
+                         where=totals > 0)
+        return dict(params, confusion=rows)
 
     def _init_stats(self, data, rng, restart):
         """Confusion and class counts of the starting item posteriors.

@@ -88,6 +88,11 @@ class GLAD(CrowdModel):
     n_init : int, default=1
         Restarts; the one with the highest log posterior is kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters, matched by rater id (raters not seen before start from
+        the prior), as one run (``n_init`` is ignored).  See
+        :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Numba threads for the kernels (restored afterwards); results do not
@@ -139,6 +144,8 @@ class GLAD(CrowdModel):
     """
 
     _supports_dask = True
+    _rater_params = ("alpha",)
+    _shared_params = ("class_prior",)
     #: Per-item warm starts that stay on the Dask workers between iterations.
     _dask_item_state = ("log_beta",)
     #: Stats combined across partitions by their maximum, not their sum.
@@ -172,6 +179,7 @@ class GLAD(CrowdModel):
         tol=1e-6,
         n_init=1,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
     ):
@@ -188,6 +196,7 @@ class GLAD(CrowdModel):
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
 
@@ -233,20 +242,35 @@ class GLAD(CrowdModel):
             params["log_beta"] = np.full(data.n_items, float(self.b_prior_mean))
         return params
 
+    def _new_rater_params(self, data, params):
+        """A rater not seen before starts at the prior mean ability."""
+        return dict(params, alpha=np.full(data.n_raters, float(self.alpha_prior_mean)))
+
+    def _warm_params(self, data, rng, start):
+        # The items' b from scratch, Newton to convergence at the earlier
+        # abilities (not one step from the prior mean): a warm refit then
+        # starts where the earlier fit ended.
+        params = super()._warm_params(data, rng, start)
+        params.pop("log_beta", None)
+        return params
+
     def _qualification(self, data):
         """Starting abilities from the known items (gold): rater j's share of
-        correct answers on them a_j (with one pseudo-count each way) gives
-        σ(α_j β) = a_j at the prior β = exp(b_prior_mean); 1 without gold
-        ratings.  A crowd that mostly gets a class wrong then cannot outvote
+        correct answers on them a_j gives σ(α_j β) = a_j at the prior
+        β = exp(b_prior_mean).  The share has two pseudo-answers at the prior
+        mean ability's accuracy, so one wrong answer on one gold item does
+        not start a rater as adversarial; without gold ratings, the prior
+        mean.  A crowd that mostly gets a class wrong then cannot outvote
         the gold at the start (EM would stay in that mode)."""
         gold = data.gold[data.item]
         on_gold = gold >= 0
         n = np.bincount(data.rater[on_gold], minlength=data.n_raters)
         right = np.bincount(data.rater[on_gold], weights=data.label[on_gold] == gold[on_gold],
                             minlength=data.n_raters)
-        share = (right + 1.0) / (n + 2.0)
-        alpha = np.log(share / (1.0 - share)) / np.exp(float(self.b_prior_mean))
-        return np.where(n > 0, alpha, 1.0)
+        beta = np.exp(float(self.b_prior_mean))
+        prior_share = expit(float(self.alpha_prior_mean) * beta)
+        share = (right + 2.0 * prior_share) / (n + 2.0)
+        return np.log(share / (1.0 - share)) / beta
 
     def _dask_local_params(self, data, params, state):
         """A partition's local-step parameters: its items' b warm start, kept

@@ -187,6 +187,11 @@ class IRT3PL(CrowdModel):
         Restarts; after the two starts above, further restarts perturb the
         prior means at random.  The highest marginal log posterior is kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters, matched by rater id (raters not seen before start as in
+        a cold fit), as one run (``n_init`` is ignored).  See
+        :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Numba threads; results do not depend on it.
@@ -236,6 +241,8 @@ class IRT3PL(CrowdModel):
 
     _min_classes = 2
     _supports_dask = True
+    _rater_params = ("alpha_sens", "alpha_spec")
+    _shared_params = ("prior", "hyper")
 
     def __init__(
         self,
@@ -253,6 +260,7 @@ class IRT3PL(CrowdModel):
         tol=1e-6,
         n_init=2,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
     ):
@@ -269,6 +277,7 @@ class IRT3PL(CrowdModel):
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
 
@@ -718,7 +727,12 @@ class IRT3PL(CrowdModel):
         # tests/test_irt.py checks the same properties on binary ratings.
         reason = ("the check feeds multi-class (or single-class) ratings; IRT3PL is "
                   "binary only (the binary version is in tests/test_irt.py)")
-        return {name: reason for name in BINARY_ONLY_CHECKS}
+        failed = {name: reason for name in BINARY_ONLY_CHECKS}
+        for name in ("check_fit_score_takes_y", "check_dtype_object"):
+            failed[name] = (
+                "the check's y (read as gold labels) has 3 or 4 values; IRT3PL's gold, like its "
+                "ratings, must be binary: a ValueError (tests/test_gold.py fits binary gold)")
+        return failed
 
 
 BINARY_ONLY_CHECKS = (

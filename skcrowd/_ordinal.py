@@ -114,6 +114,11 @@ class OrdinalMixture(CrowdModel):
     n_init : int, default=10
         Restarts; the one with the highest F is kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters, matched by rater id (raters not seen before start as in
+        a cold fit), as one run (``n_init`` is ignored).  See
+        :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Threads: with several restarts they run in parallel threads (one
@@ -174,6 +179,10 @@ class OrdinalMixture(CrowdModel):
 
     _min_classes = 2
 
+    _rater_params = ("tau_shape", "tau_rate", "eps", "eps_c")
+    #: (q(δ) too: shared by every item without difficulty categories)
+    _shared_params = ("alpha", "beta", "delta_shape", "delta_rate")
+
     _parameter_constraints: dict = {
         **CrowdModel._parameter_constraints,
         "difficulty": [StrOptions({"item", "group"}), None],
@@ -206,6 +215,7 @@ class OrdinalMixture(CrowdModel):
         tol=0.1,
         n_init=10,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
     ):
@@ -224,12 +234,13 @@ class OrdinalMixture(CrowdModel):
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
 
     # -- public API with groups ------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, groups=None):
+    def fit(self, X, y=None, groups=None, init_params=None):
         """Fit the model to the ratings ``X``.
 
         Parameters
@@ -244,19 +255,23 @@ class OrdinalMixture(CrowdModel):
             ``difficulty="group"``; ignored otherwise.  Routed by
             scikit-learn's metadata routing (``set_fit_request(groups=True)``),
             so ``GridSearchCV(..., cv=GroupKFold()).fit(X, groups=q)`` works.
+        init_params : OrdinalMixture, default=None
+            A fitted model whose rater factors (matched by rater id) the fit
+            starts from (see :ref:`warm-start`).
 
         Returns
         -------
         self : object
         """
-        self._fit(X, y, groups=groups)
+        self._fit(X, y, init_params=init_params, groups=groups)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_predict(self, X, y=None, groups=None):
+    def fit_predict(self, X, y=None, groups=None, init_params=None):
         """Fit, then return the posterior mean z̄ of each training item (the
         known value for an item given in ``y``)."""
-        return self._predict_from_items(self._fit(X, y, groups=groups))
+        return self._predict_from_items(self._fit(X, y, init_params=init_params,
+                                                  groups=groups))
 
     def predict(self, X, groups=None):
         """Posterior mean E[z_m] of each item, on the label scale (float).
@@ -446,6 +461,29 @@ class OrdinalMixture(CrowdModel):
             "parallel": True,
         }
 
+    def _warm_params(self, problem, rng, start):
+        # The items' factors to convergence at the earlier rater factors, so
+        # that a warm refit starts where the earlier fit ended.
+        params = super()._warm_params(problem, rng, start)
+        if self.difficulty is not None:  # per item or group: not carried over
+            cold = self._init_params(problem, rng, 0)
+            params["delta_shape"], params["delta_rate"] = cold["delta_shape"], cold["delta_rate"]
+        last = start["items"]
+        ids = getattr(problem.data, "item_ids", None)
+        if (last is not None and ids is not None and len(ids) == len(last["ids"])
+                and np.all(ids == last["ids"])):
+            # The same items: their factors where the earlier fit left them
+            # (per item, coordinate ascent from the item means can end in
+            # another local optimum than the fit's joint path did).
+            params.update({k: v for k, v in last.items() if k != "ids"})
+        else:
+            items = self._sweep(problem, params, _MAX_LOCAL_SWEEPS, _LOCAL_TOL * problem.step)
+            params["mu"], params["lam"] = items["mu"], items["lam"]
+            if self.difficulty == "item":
+                params["delta_shape"] = items["delta_shape"]
+                params["delta_rate"] = items["delta_rate"]
+        return params
+
     def _sweep(self, problem, params, max_sweeps, tol):
         """Run the per-item kernel; returns the new local state."""
         data = problem.data
@@ -554,15 +592,18 @@ class OrdinalMixture(CrowdModel):
     def _fit_encoded(self, data, groups=None):
         problem = self._prepare(data, groups=groups)
         rng = check_random_state(self.random_state)
-        starts = [self._init_params(problem, rng, r) for r in range(self.n_init)]
+        if getattr(data, "start", None) is not None:  # one run from the earlier fit
+            starts = [self._warm_params(problem, rng, data.start)]
+        else:
+            starts = [self._init_params(problem, rng, r) for r in range(self.n_init)]
         with numba_threads(self.n_jobs):
             n_threads = numba.get_num_threads()
-            if n_threads > 1 and self.n_init > 1:
+            if n_threads > 1 and len(starts) > 1:
                 # One restart per thread with serial (nogil) kernels: numba's
                 # workqueue layer cannot run parallel regions from two threads.
                 for start in starts:
                     start["parallel"] = False
-                with ThreadPoolExecutor(max_workers=min(n_threads, self.n_init)) as pool:
+                with ThreadPoolExecutor(max_workers=min(n_threads, len(starts))) as pool:
                     runs = list(pool.map(lambda s: self._run(problem, s), starts))
             else:
                 runs = [self._run(problem, s) for s in starts]
@@ -575,6 +616,10 @@ class OrdinalMixture(CrowdModel):
             self._restart_histories = [np.asarray(run[2]) for run in runs]
             params, _, history, n_iter, converged = best
             params = dict(params, parallel=True)
+            keep = ("mu", "lam") + (("delta_shape", "delta_rate")
+                                    if self.difficulty == "item" else ())
+            self._last_items = {"ids": getattr(data, "item_ids", None),
+                                **{k: params[k] for k in keep}}
             self._store(problem, params)
             items = self._infer(problem, self._fitted_params())
         if not converged and self.max_iter > 0:
@@ -694,8 +739,9 @@ class OrdinalMixture(CrowdModel):
         # upper tails from the flipped CDF, so far bins are not 1 - 1
         upper = np.concatenate(
             [np.ones((len(mu), 1)), np.exp(log_ndtr(-t)), np.zeros((len(mu), 1))], axis=1)
-        mass = np.where(t.mean(axis=1, keepdims=True) > 0, np.diff(cdf, axis=1),
-                        -np.diff(upper, axis=1))
+        with np.errstate(invalid="ignore"):  # a known item's ±∞ average: either is exact
+            mass = np.where(t.mean(axis=1, keepdims=True) > 0, np.diff(cdf, axis=1),
+                            -np.diff(upper, axis=1))
         mass = np.clip(mass, 0.0, None)
         return mass / mass.sum(axis=1, keepdims=True)
 

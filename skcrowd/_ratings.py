@@ -423,7 +423,8 @@ def gold_per_item(y, item_ids):
         if len(np.unique(positions)) != len(positions):
             raise ValueError("y gives more than one label for an item.")
     else:
-        values = np.asarray(y, dtype=object)
+        values = np.asarray(y)  # through __array__ for array-likes
+        values = values.astype(object) if values.dtype.kind != "O" else values
         if values.ndim != 1:
             raise ValueError(
                 f"y must be one-dimensional (one known label per item); got shape "
