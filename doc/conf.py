@@ -91,6 +91,9 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
+# The left sidebar lists a page's siblings: useful in the API reference and
+# the gallery, empty (so left out) on the top-level guide pages.
+html_sidebars = {page.stem: [] for page in HERE.glob("*.rst") if page.stem != "api"}
 html_static_path = []
 html_show_sourcelink = False
 
