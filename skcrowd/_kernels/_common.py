@@ -47,16 +47,19 @@ def normalize_log_inplace(log_p):
     """
     n = log_p.shape[0]
     top = -np.inf
+    best = 0
     for k in range(n):
         if log_p[k] > top:
             top = log_p[k]
+            best = k
     if top == -np.inf:
         for k in range(n):
             log_p[k] = 1.0 / n
         return -np.inf
     total = 0.0
     for k in range(n):
-        log_p[k] = np.exp(log_p[k] - top)
+        # exp(0) = 1 exactly: one exp fewer per row (half of them for K = 2)
+        log_p[k] = 1.0 if k == best else np.exp(log_p[k] - top)
         total += log_p[k]
     for k in range(n):
         log_p[k] /= total

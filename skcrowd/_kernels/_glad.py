@@ -52,7 +52,10 @@ def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma)
     Σ_n -σ_n t_n, Σ_n [-σ_n (1 - σ_n) t_n² - σ_n t_n]).
     """
     beta = np.exp(b)
-    class_terms[:] = 0.0
+    # element loops, not ``a[:] = 0``: a slice is a view whose reference
+    # count is an atomic the threads contend for
+    for k in range(class_terms.shape[0]):
+        class_terms[k] = 0.0
     positive = 0.0
     slope = 0.0
     curvature = 0.0
@@ -136,7 +139,8 @@ def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
     Returns ``(b, value)`` at the last accepted point; ``weights`` holds the
     posterior over z_i there and ``sigma[start:stop]`` the σ(t_n).
     """
-    class_counts[:] = 0.0
+    for k in range(class_counts.shape[0]):
+        class_counts[k] = 0.0
     for n in range(start, stop):
         class_counts[label[n]] += 1.0
     value, gradient, hessian = item_objective(
@@ -336,7 +340,8 @@ def item_marginal(item_ptr, rater, label, alpha, log_prior, nodes, log_weights,
         weights = np.empty(n_classes)
         for i in range(block * n_items // n_blocks, (block + 1) * n_items // n_blocks):
             start, stop = item_ptr[i], item_ptr[i + 1]
-            class_counts[:] = 0.0
+            for k in range(n_classes):
+                class_counts[k] = 0.0
             for n in range(start, stop):
                 class_counts[label[n]] += 1.0
             row = node_posterior[i]
