@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -499,6 +500,10 @@ class CrowdModel(CrowdEstimator):
             source = self
         else:
             return None
+        return self._snapshot(source)
+
+    def _snapshot(self, source):
+        """What a start from the fitted model ``source`` needs."""
         params = source._fitted_params()
         return {
             "rater_ids": np.array(source.rater_ids_, copy=True),
@@ -545,6 +550,153 @@ class CrowdModel(CrowdEstimator):
         """The parameters of raters that an earlier fit has not seen (hook;
         default: the cold start's)."""
         return params
+
+    # -- stepwise (online) EM -------------------------------------------------
+    #: the sufficient statistics that stepwise EM blends (a model that
+    #: supports partial_fit names them), and which of them have a rater axis
+    _online_stats = ()
+    _online_rater_stats = ()
+    #: step size η_t = (t + 1)^(-κ) of batch t = 0, 1, ... (Liang & Klein
+    #: 2009: κ in (0.5, 1] converges; smaller forgets the early batches
+    #: faster)
+    _step_decay = 0.7
+
+    def _online_batch_stats(self, data, params, stats):
+        """A batch's statistics as stepwise EM blends them (hook)."""
+        return stats
+
+    def _online_update(self, data, params, stats, n_seen):
+        """The M-step from the blended statistics, scaled to ``n_seen``
+        items (hook; default: the batch fit's global update)."""
+        return self._global_update(data, params, stats)
+
+    def _encode_batch(self, X, y):
+        """Encode a batch for :meth:`partial_fit`: raters matched by id,
+        raters not seen before appended (their parameters from the prior),
+        classes fixed by the first batch or by ``classes``."""
+        if _dask.is_dask_frame(X):
+            raise ValueError("partial_fit does not take a dask DataFrame.")
+        if isinstance(X, Ratings):
+            ratings = X
+        else:
+            columns = getattr(X, "columns", None)
+            n_columns = getattr(self, "n_features_in_", None)
+            X = validate_data(self, X, reset=True, accept_sparse=("csr", "csc", "coo"),
+                              dtype=None, ensure_all_finite="allow-nan")
+            if columns is None and hasattr(self, "_stepwise") and X.shape[1] != n_columns:
+                # Unnamed columns are raters by position: another count
+                # cannot be matched (a Ratings or named columns can).
+                raise ValueError(
+                    f"X has {X.shape[1]} columns, but {type(self).__name__} has seen "
+                    f"{n_columns} raters; pass a Ratings (or a DataFrame with rater "
+                    "names as columns) for batches with other raters."
+                )
+            ratings = Ratings.from_matrix(
+                X, rater_ids=None if columns is None else np.asarray(columns))
+        first = not hasattr(self, "_stepwise")
+        if first:
+            if ratings.n_ratings == 0:
+                raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
+            gold = None if y is None else gold_per_item(y, ratings.item_ids)
+            labels = ratings.label
+            self._set_classes(labels if gold is None or not len(gold[1])
+                              else np.concatenate([labels, gold[1]]))
+            self.rater_ids_ = np.asarray(ratings.rater_ids)
+        known = np.asarray(self.rater_ids_)
+        ids = np.asarray(ratings.rater_ids)
+        try:
+            order = np.argsort(known, kind="stable")
+            pos = np.minimum(np.searchsorted(known[order], ids), len(known) - 1)
+            seen = known[order][pos] == ids
+        except TypeError:
+            raise ValueError("Rater ids are not comparable with those seen before.") from None
+        codes = np.where(seen, order[pos], -1)
+        new = np.flatnonzero(~seen)
+        codes[new] = len(known) + np.arange(len(new))
+        self.rater_ids_ = np.concatenate([known, ids[new]]) if len(new) else known
+        self.n_features_in_ = len(self.rater_ids_)
+        try:
+            label_codes = encode_labels(ratings.label, self.classes_)
+        except ValueError as error:
+            raise ValueError(f"{error} partial_fit keeps the classes of its first batch: "
+                             "declare them all with classes=[...].") from None
+        data = RatingData(ratings._item, codes.astype(np.int32)[ratings._rater], label_codes,
+                          ratings._item_ptr, n_raters=self.n_features_in_,
+                          n_classes=len(self.classes_))
+        data.item_ids = ratings.item_ids
+        if y is not None:
+            gold = gold_per_item(y, ratings.item_ids)
+            data.gold = np.full(data.n_items, -1, dtype=np.int32)
+            try:
+                data.gold[gold[0]] = encode_labels(gold[1], self.classes_)
+            except ValueError as error:
+                raise ValueError(f"y: {error}") from None
+        return data, len(known)
+
+    @available_if(lambda self: bool(self._online_stats))
+    def partial_fit(self, X, y=None):
+        """One step of stepwise EM on a batch of items (Cappé & Moulines
+        2009; Liang & Klein 2009).
+
+        The batch's expected sufficient statistics, per item, are blended
+        into the running ones, s ← (1 - η_t) s + η_t s_batch / n_batch with
+        η_t = (t + 1)^(-0.7) for batch t = 0, 1, ..., and the rater
+        parameters are the M-step of n_seen · s (n_seen: items seen so far,
+        so that the priors weigh as in a batch fit of that many items).  The
+        E-step of a batch uses the parameters after the previous batch.
+        Raters are matched by id; a rater not seen before is added with the
+        prior's parameters.  The classes are those of the first batch (with
+        ``y``'s labels) or ``classes``: declare every class up front when a
+        batch may lack some.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or Ratings of shape (n_items, n_raters)
+            A batch of items, all their ratings.  Columns of a matrix are
+            rater ids 0, 1, ... (a DataFrame's: its column names).
+        y : array-like of shape (n_items,), mapping or Series, default=None
+            Known labels of some of the batch's items (see :ref:`gold`).
+
+        Returns
+        -------
+        self : object
+        """
+        if not hasattr(self, "_stepwise"):
+            self._validate_params()
+        data, n_before = self._encode_batch(X, y)
+        data = self._prepare(data)
+        with numba_threads(self.n_jobs):
+            if not hasattr(self, "_stepwise"):
+                params = self._init_params(data, check_random_state(self.random_state), 0)
+                self._stepwise = {"t": 0, "n_seen": 0, "stats": None}
+            else:
+                start = self._snapshot(self)
+                start["rater_ids"] = start["rater_ids"][:n_before]
+                params = self._warm_params(data, check_random_state(self.random_state), start)
+            items, stats = self._local_step(data, params)
+            stats = self._online_batch_stats(data, params, stats)
+        state = self._stepwise
+        eta = (state["t"] + 1.0) ** -self._step_decay
+        old = state["stats"]
+        blended = {}
+        for key in self._online_stats:
+            batch = np.asarray(stats[key], dtype=np.float64) / max(data.n_items, 1)
+            if old is None:
+                blended[key] = batch
+                continue
+            previous = old[key]
+            if key in self._online_rater_stats and len(previous) < len(batch):
+                pad = np.zeros((len(batch) - len(previous),) + previous.shape[1:])
+                previous = np.concatenate([previous, pad])
+            blended[key] = (1.0 - eta) * previous + eta * batch
+        state["t"] += 1
+        state["n_seen"] += data.n_items
+        state["stats"] = blended
+        scaled = {key: value * state["n_seen"] for key, value in blended.items()}
+        params = self._online_update(data, params, dict(stats, **scaled), state["n_seen"])
+        self.n_iter_ = state["t"]
+        self._set_fitted(data, params, None)
+        return self
 
     @abstractmethod
     def _init_params(self, data, rng, restart):

@@ -94,6 +94,8 @@ class DawidSkene(CrowdModel):
     _supports_dask = True
     _rater_params = ("confusion",)
     _shared_params = ("class_prior",)
+    _online_stats = ("confusion_counts", "class_counts")
+    _online_rater_stats = ("confusion_counts",)
 
     _parameter_constraints: dict = {
         **CrowdModel._parameter_constraints,

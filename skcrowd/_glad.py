@@ -146,6 +146,10 @@ class GLAD(CrowdModel):
     _supports_dask = True
     _rater_params = ("alpha",)
     _shared_params = ("class_prior",)
+    #: stepwise EM blends a quadratic model of each rater's Q (its
+    #: curvature and its slope at α = 0) and b's sum (for the ridge step)
+    _online_stats = ("alpha_hessian", "alpha_linear", "class_counts", "log_beta_dev_sum")
+    _online_rater_stats = ("alpha_hessian", "alpha_linear")
     #: Per-item warm starts that stay on the Dask workers between iterations.
     _dask_item_state = ("log_beta",)
     #: Stats combined across partitions by their maximum, not their sum.
@@ -378,6 +382,26 @@ class GLAD(CrowdModel):
         if "log_beta" in stats:  # in memory; on Dask the workers apply the shift
             new["log_beta"] = stats["log_beta"] - shift if shift != 0.0 else stats["log_beta"]
         return new
+
+    def _online_batch_stats(self, data, params, stats):
+        # Q_j(α) of the batch, to second order about the batch's α_b:
+        # G (α - α_b) + H (α - α_b)²/2, i.e. slope G - H α_b at α = 0.  The
+        # blend of these quadratics is the running surrogate of Q_j.
+        return dict(stats, alpha_linear=stats["alpha_gradient"]
+                    - stats["alpha_hessian"] * params["alpha"])
+
+    def _online_update(self, data, params, stats, n_seen):
+        """α_j maximising the blended quadratic Q_j plus its Gaussian prior
+        (closed form), the ridge step, π from the blended class counts."""
+        precision = 1.0 / float(self.alpha_prior_std) ** 2
+        alpha = ((stats["alpha_linear"] + precision * float(self.alpha_prior_mean))
+                 / (precision - stats["alpha_hessian"]))
+        alpha, _ = self._rescale(alpha, float(stats["log_beta_dev_sum"]), n_seen)
+        prior = self._fixed_prior(data.n_classes)
+        if prior is None:
+            prior = stats["class_counts"] + self.prior_class
+            prior = prior / prior.sum()
+        return {"alpha": alpha, "class_prior": prior}
 
     def _rescale(self, alpha, b_dev_sum, n_items):
         """Move along the likelihood's ridge: (α e^s, b - s) for the s that
