@@ -87,6 +87,8 @@ default="uniform"
     spam_distribution_ : ndarray of shape (n_raters, n_classes)
         ξ_j, the labels rater j gives when spamming (``"vb"``: posterior
         mean).
+    rater_accuracy_ : ndarray of shape (n_raters,)
+        P(rater j gives the true label) = θ_j + (1 - θ_j) Σ_k π_k ξ_j[k].
     competence_posterior_ : ndarray of shape (n_raters, 2) or None
         The Beta(a, b) posterior over each θ_j (``"vb"``; None for ``"em"``).
     spam_posterior_ : ndarray of shape (n_raters, n_classes) or None
@@ -312,6 +314,9 @@ default="uniform"
             self.spam_posterior_ = c
             self.rater_competence_ = a / (a + b)
             self.spam_distribution_ = c / c.sum(axis=1, keepdims=True)
+        # right when knowing, or when a spammed label hits the true class
+        theta = self.rater_competence_
+        self.rater_accuracy_ = theta + (1 - theta) * (self.spam_distribution_ @ self.class_prior_)
 
     def _fitted_params(self):
         """The parameters the local step of the fit used (VB: the weights
