@@ -64,5 +64,5 @@ def test_mace_aggregate_and_raters(rte_csv, tmp_path, capsys):
     assert len(rows) == 800
     cli.main(["raters", str(rte_csv), "--model", "mace"])
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "rater,n_ratings,rater_competence"
+    assert lines[0] == "rater,n_ratings,rater_accuracy,rater_competence"
     assert len(lines) == 165
