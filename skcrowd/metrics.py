@@ -1,18 +1,42 @@
 """Metrics against gold: accuracy on the items with known labels (and a
-scorer for model selection on held-out gold), and for real-valued (ordinal)
+scorer for model selection on held-out gold); for real-valued (ordinal)
 truth MSE, Pearson correlation and NDCG averaged over groups (queries), as in
-Lakshminarayanan & Teh (2013).
+Lakshminarayanan & Teh (2013); and agreement between raters and the
+uncertainty of a fitted model's labels (Krippendorff's alpha, Fleiss' kappa,
+pairwise Cohen's kappa, posterior entropy, crowd-kit's uncertainty and
+consistency).
 
-Every function takes the gold values first and ignores the items whose gold
-is missing (NaN, None), so a loader's ``gold`` can be passed as is.
+The truth metrics take the gold values first and ignore the items whose gold
+is missing (NaN, None), so a loader's ``gold`` can be passed as is.  The
+agreement metrics take the ratings in any form the estimators accept.
 """
 
 import numpy as np
 
+from ._agreement import (
+    cohen_kappa_matrix,
+    consistency,
+    fleiss_kappa,
+    krippendorff_alpha,
+    posterior_entropy,
+    uncertainty,
+)
 from ._ratings import _as_label_array, _missing_any
 
-__all__ = ["gold_accuracy", "gold_accuracy_scorer", "mean_squared_error", "correlation",
-           "ndcg", "ordinal_scores"]
+__all__ = [
+    "gold_accuracy",
+    "gold_accuracy_scorer",
+    "mean_squared_error",
+    "correlation",
+    "ndcg",
+    "ordinal_scores",
+    "krippendorff_alpha",
+    "fleiss_kappa",
+    "cohen_kappa_matrix",
+    "posterior_entropy",
+    "uncertainty",
+    "consistency",
+]
 
 
 def gold_accuracy(y_true, y_pred):
