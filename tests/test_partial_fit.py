@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skcrowd import GLAD, DawidSkene, IRT3PL, Ratings
+from skcrowd import GLAD, IRT3PL, MACE, DawidSkene, Ratings
 from skcrowd.datasets import make_dawid_skene, make_glad
 
 
@@ -59,6 +59,19 @@ def test_glad_one_pass_matches_the_batch_fit():
     assert np.mean(online.predict(R) == truth) >= np.mean(batch.predict(R) == truth) - 0.01
     ability = aligned(online, R.rater_ids, online.rater_ability_)
     assert np.abs(ability - batch.rater_ability_).mean() < 0.1
+
+
+def test_mace_one_pass_matches_the_batch_fit(four_classes):
+    sim = four_classes
+    R = sim.ratings[np.arange(10_000)]
+    batch = MACE(n_init=1).fit(R)
+    online = MACE(classes=[0, 1, 2, 3])
+    for part in batches(R, 1000):
+        online.partial_fit(part)
+    truth = sim.true_labels[:10_000]
+    assert np.mean(online.predict(R) == truth) >= np.mean(batch.predict(R) == truth) - 0.01
+    competence = aligned(online, R.rater_ids, online.rater_competence_)
+    assert np.abs(competence - batch.rater_competence_).mean() < 0.02
 
 
 def test_partial_fit_with_gold_clamps_and_informs_raters(four_classes):
