@@ -587,9 +587,10 @@ class CrowdModel(CrowdEstimator):
                 # Unnamed columns are raters by position: another count
                 # cannot be matched (a Ratings or named columns can).
                 raise ValueError(
-                    f"X has {X.shape[1]} columns, but {type(self).__name__} has seen "
-                    f"{n_columns} raters; pass a Ratings (or a DataFrame with rater "
-                    "names as columns) for batches with other raters."
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{n_columns} features as input (unnamed columns are raters by "
+                    "position); pass a Ratings (or a DataFrame with rater names as "
+                    "columns) for batches with other raters."
                 )
             ratings = Ratings.from_matrix(
                 X, rater_ids=None if columns is None else np.asarray(columns))

@@ -103,5 +103,5 @@ def test_only_models_with_stepwise_em_have_partial_fit():
 
 def test_unnamed_columns_must_keep_their_count():
     model = DawidSkene().partial_fit(np.array([[0, 1, 1], [1, 1, 0]], dtype=float))
-    with pytest.raises(ValueError, match="X has 2 columns, but DawidSkene has seen 3 raters"):
+    with pytest.raises(ValueError, match="X has 2 features, but DawidSkene is expecting 3"):
         model.partial_fit(np.array([[0, 1], [1, 1]], dtype=float))
