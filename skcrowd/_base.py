@@ -73,6 +73,15 @@ def draw_categorical(probabilities, rng):
     return np.minimum(draws, probabilities.shape[1] - 1).astype(np.int32)
 
 
+def _with_gold_labels(labels, gold_labels):
+    """The ratings' labels and y's, for the classes: integral gold values
+    keep integer ratings' dtype (y arrives as floats when it has NaN)."""
+    if (labels.dtype.kind in "iu" and gold_labels.dtype.kind == "f"
+            and np.all(gold_labels == np.round(gold_labels))):
+        gold_labels = gold_labels.astype(labels.dtype)
+    return np.concatenate([labels, gold_labels])
+
+
 def has_gold(data):
     """Whether ``data`` (a fit's encoded ratings) has any known item."""
     gold = getattr(data, "gold", None)
@@ -165,7 +174,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                         "The labels of y and of the ratings are of different types "
                         "(numbers and strings)."
                     )
-                self._set_classes(np.concatenate([labels, gold[1]]))
+                self._set_classes(_with_gold_labels(labels, gold[1]))
             else:
                 self._set_classes(labels)
         codes = encode_labels(labels, self.classes_)
@@ -601,7 +610,7 @@ class CrowdModel(CrowdEstimator):
             gold = None if y is None else gold_per_item(y, ratings.item_ids)
             labels = ratings.label
             self._set_classes(labels if gold is None or not len(gold[1])
-                              else np.concatenate([labels, gold[1]]))
+                              else _with_gold_labels(labels, gold[1]))
             self.rater_ids_ = np.asarray(ratings.rater_ids)
         known = np.asarray(self.rater_ids_)
         ids = np.asarray(ratings.rater_ids)

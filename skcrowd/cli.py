@@ -55,24 +55,56 @@ def _read_ratings(path, item, rater, label):
     if not rows:
         raise SystemExit(f"skcrowd: {path} has no ratings.")
     items, raters, labels = (np.array(c) for c in zip(*rows))
+    return Ratings(items, raters, _numeric(labels))
+
+
+def _numeric(labels):
+    """Labels as integers or floats when they all are, else strings."""
     try:
-        labels = labels.astype(np.int64)
+        return labels.astype(np.int64)
     except ValueError:
         try:
-            labels = labels.astype(np.float64)
+            return labels.astype(np.float64)
         except ValueError:
-            pass
-    return Ratings(items, raters, labels)
+            return labels
+
+
+def _read_gold(path, ratings):
+    """``--gold FILE``: known labels (columns item, label) keyed by item id;
+    items without ratings are reported and left out."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            if not {"item", "label"} <= set(reader.fieldnames or []):
+                raise SystemExit(f"skcrowd: gold file {path} needs columns item,label; it "
+                                 f"has {reader.fieldnames}.")
+            rows = [(r["item"], r["label"]) for r in reader if r["label"] != ""]
+    except OSError as error:
+        raise SystemExit(f"skcrowd: cannot read gold file {path}: {error.strerror}.") from None
+    rated = set(ratings.item_ids.tolist())
+    kept = [(i, lab) for i, lab in rows if i in rated]
+    if len(kept) < len(rows):
+        _log(f"{len(rows) - len(kept)} gold items have no ratings in {path}; left out")
+    if not kept:
+        return None
+    items, labels = (np.array(c) for c in zip(*kept))
+    return dict(zip(items.tolist(), _numeric(labels).tolist()))
 
 
 def _fit(args):
     ratings = _read_ratings(args.ratings, args.item, args.rater, args.label)
     _log(f"read {ratings.n_ratings} ratings of {ratings.shape[0]} items by "
          f"{ratings.shape[1]} raters from {args.ratings}")
+    gold = _read_gold(args.gold, ratings) if getattr(args, "gold", None) else None
     model = MODELS[args.model]()
     start = perf_counter()
-    model.fit(ratings)
-    _log(f"fitted {type(model).__name__} in {perf_counter() - start:.2f}s")
+    try:
+        model.fit(ratings, gold)
+    except ValueError as error:
+        raise SystemExit(f"skcrowd: {error}") from None
+    _log(f"fitted {type(model).__name__} in {perf_counter() - start:.2f}s"
+         + (f" with {len(gold)} gold items" if gold else ""))
+    args.known = gold or {}
     return ratings, model
 
 
@@ -91,6 +123,14 @@ def cmd_aggregate(args):
     ratings, model = _fit(args)
     labels = model.predict(ratings)
     proba = model.predict_proba(ratings)
+    if args.known:  # gold items keep their known labels (as fit_predict)
+        position = {item: i for i, item in enumerate(ratings.item_ids.tolist())}
+        rows_known = np.array([position[i] for i in args.known])
+        codes = np.searchsorted(model.classes_, np.array(list(args.known.values())))
+        labels = np.array(labels, dtype=object)
+        labels[rows_known] = model.classes_[codes]
+        proba[rows_known] = 0.0
+        proba[rows_known, codes] = 1.0
     header = ["item", "label", "probability"] + [f"p_{c}" for c in model.classes_]
     rows = (
         [i, l, f"{p.max():.6g}", *(f"{v:.6g}" for v in p)]
@@ -157,6 +197,9 @@ def build_parser():
         p.add_argument("--rater", default="rater", help="rater column (default: rater)")
         p.add_argument("--label", default="label", help="label column (default: label)")
         p.add_argument("-o", "--output", default="-", help="output CSV (default: stdout)")
+        if name == "aggregate":
+            p.add_argument("--gold", metavar="FILE",
+                           help="CSV of known labels (columns item,label): clamped in the fit")
         p.set_defaults(func=func)
     p = sub.add_parser("demo", help="compare the models on shipped data sets")
     p.set_defaults(func=cmd_demo)
