@@ -1,17 +1,12 @@
 """Lakshminarayanan & Teh (2013): the ordinal mixture model of graded ratings
 with spammers, fitted by variational Bayes."""
 
-import warnings
-from concurrent.futures import ThreadPoolExecutor
 from numbers import Real
 
-import numba
 import numpy as np
 from scipy.special import (digamma, gammaln, log_ndtr, polygamma, roots_genlaguerre,
                            roots_legendre)
 from sklearn.base import _fit_context
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -544,44 +539,18 @@ class OrdinalMixture(CrowdModel):
                                             self.difficulty_shape, self.difficulty_rate)))
         return total
 
-    # -- fit: restarts in threads ------------------------------------------------------
-    def _fit_encoded(self, data, groups=None):
-        problem = self._prepare(data, groups=groups)
-        rng = check_random_state(self.random_state)
-        starts = [self._init_params(problem, rng, r) for r in range(self.n_init)]
-        with numba_threads(self.n_jobs):
-            n_threads = numba.get_num_threads()
-            if n_threads > 1 and self.n_init > 1:
-                # One restart per thread with serial (nogil) kernels: numba's
-                # workqueue layer cannot run parallel regions from two threads.
-                for start in starts:
-                    start["parallel"] = False
-                with ThreadPoolExecutor(max_workers=min(n_threads, self.n_init)) as pool:
-                    runs = list(pool.map(lambda s: self._run(problem, s), starts))
-            else:
-                runs = [self._run(problem, s) for s in starts]
-            best = runs[0]
-            for restart, run in enumerate(runs):
-                self._print_restart(restart)
-                self._print_restart_end(run, np.nan)
-                if run[2][-1] > best[2][-1]:
-                    best = run
-            self._restart_histories = [np.asarray(run[2]) for run in runs]
-            params, _, history, n_iter, converged = best
-            params = dict(params, parallel=True)
-            self._store(problem, params)
-            items = self._infer(problem, self._fitted_params())
-        if not converged and self.max_iter > 0:
-            warnings.warn(
-                f"OrdinalMixture did not converge in max_iter={self.max_iter} "
-                f"iterations (last change of F {history[-1] - history[-2]:.3g}, "
-                f"tol={self.tol}). Increase max_iter or tol.",
-                ConvergenceWarning,
-            )
-        self.n_iter_ = n_iter
-        self.converged_ = converged
-        self.lower_bound_ = history[-1]
-        self.objective_history_ = np.asarray(history)
+    # -- restarts in threads: the base loop's hooks ------------------------------------
+    _threaded_restarts = True
+
+    def _single_thread(self, params):
+        return dict(params, parallel=False)
+
+    def _set_fitted(self, problem, params, items):
+        """Store the best restart's parameters; return the training items'
+        state from a final item pass at them (what predict computes), so
+        that ``fit_predict`` equals ``fit().predict``."""
+        self._store(problem, dict(params, parallel=True))
+        items = self._infer(problem, self._fitted_params())
         self.item_mean_ = items["mu"]
         self.item_std_ = 1.0 / np.sqrt(items["lam"])
         if self.difficulty == "item":
@@ -604,9 +573,6 @@ class OrdinalMixture(CrowdModel):
         self.group_difficulty_ = params["delta_shape"] / params["delta_rate"]
         mu0, lam0 = self._prior(problem)
         self.class_prior_ = self._bin_mass(np.array([mu0]), np.array([lam0]))[0]
-
-    def _set_fitted(self, data, params, items):  # the fit is _fit_encoded's
-        raise NotImplementedError
 
     def _fitted_params(self):
         return {
