@@ -711,6 +711,8 @@ class CrowdModel(CrowdEstimator):
             if run.history[-1] > best.history[-1]:
                 best = run
         self._restart_histories = [np.asarray(run.history) for run in runs]
+        self._restart_n_iter = [run.n_iter for run in runs]
+        self._n_extrapolated = best.n_extrapolated
         history = best.history
         if not best.converged and self.max_iter > 0:
             warnings.warn(
