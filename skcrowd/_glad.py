@@ -345,12 +345,11 @@ class GLAD(CrowdModel):
         return new
 
     def _params_to_vector(self, params):
-        """α as it is, the items' b (the warm start each step begins from)
-        and, when π is learned, log π (softmax coordinates).  On Dask the
-        workers hold b: only α and π are extrapolated there."""
+        """α as it is and, when π is learned, log π (softmax coordinates).
+        The items' b are local: an extrapolated step warm-starts them from
+        the latest plain update and the item pass re-fits them, in memory
+        as on Dask (where the workers hold b)."""
         parts = [np.asarray(params["alpha"], dtype=np.float64)]
-        if "log_beta" in params:
-            parts.append(params["log_beta"])
         if self._fixed_prior(len(params["class_prior"])) is None:
             with np.errstate(divide="ignore"):
                 parts.append(np.log(params["class_prior"]))
@@ -359,12 +358,8 @@ class GLAD(CrowdModel):
     def _params_from_vector(self, vector, params):
         J = len(params["alpha"])
         new = dict(params, alpha=vector[:J])
-        n = J
-        if "log_beta" in params:
-            n += len(params["log_beta"])
-            new["log_beta"] = vector[J:n]
-        if len(vector) > n:
-            logits = vector[n:] - np.max(vector[n:])
+        if len(vector) > J:
+            logits = vector[J:] - np.max(vector[J:])
             new["class_prior"] = np.exp(logits) / np.exp(logits).sum()
         return new
 
