@@ -136,6 +136,7 @@ class MeanRating(_NumericSummary):
     """
 
     _summary = staticmethod(item_means)
+    _prediction_name = "mean"
 
 
 class MedianRating(_NumericSummary):
@@ -158,3 +159,4 @@ class MedianRating(_NumericSummary):
     """
 
     _summary = staticmethod(item_medians)
+    _prediction_name = "median"

@@ -13,7 +13,6 @@ from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ._base import CrowdModel, item_chunks, numba_threads
 from ._kernels import _ordinal as kernels
@@ -254,7 +253,7 @@ class OrdinalMixture(CrowdModel):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_predict(self, X, y=None, groups=None):
         """Fit, then return the posterior mean z̄ of each training item."""
-        return self._predict_from_items(self._fit(X, groups=groups))
+        return self._fit_predict(X, groups=groups)
 
     def predict(self, X, groups=None):
         """Posterior mean E[z_m] of each item, on the label scale (float).
@@ -269,9 +268,7 @@ class OrdinalMixture(CrowdModel):
         -------
         z : ndarray of shape (n_items,)
         """
-        check_is_fitted(self)
-        data = self._encode(X, reset=False)
-        return self._predict_from_items(self._infer_items(data, groups=groups))
+        return self._results(X, "label", groups=groups)
 
     def predict_proba(self, X, groups=None):
         """Mass of q(z_m) in each bin of the scale (outer bins open-ended).
@@ -280,8 +277,7 @@ class OrdinalMixture(CrowdModel):
         -------
         proba : ndarray of shape (n_items, n_classes)
         """
-        check_is_fitted(self)
-        return self._infer_items(self._encode(X, reset=False), groups=groups)["proba"]
+        return self._results(X, "proba", groups=groups)
 
     def score_samples(self, X, groups=None):
         """log ∫ N(z | μ, 1/λ) Π_n p(r_nm | z) dz per item, by quadrature.
@@ -296,13 +292,13 @@ class OrdinalMixture(CrowdModel):
         bins are open-ended here, so that the probabilities of the K levels
         sum to one.  0 for an item without ratings.
         """
-        check_is_fitted(self)
-        data = self._encode(X, reset=False)
-        return self._score_items(data, groups=groups)
+        return self._results(X, "loglik", groups=groups)
 
     def score(self, X, y=None, groups=None):
         """Mean of :meth:`score_samples` (higher is better)."""
         return float(np.mean(self.score_samples(X, groups=groups)))
+
+    _prediction_name = "mean"
 
     def _predict_from_items(self, items):
         return items["mu"]
