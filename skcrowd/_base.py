@@ -10,6 +10,7 @@ and an objective that must never decrease, with restarts and convergence
 monitoring in the style of :class:`sklearn.mixture.GaussianMixture`.
 """
 
+import copy
 import warnings
 from abc import abstractmethod
 from contextlib import contextmanager
@@ -22,7 +23,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
@@ -85,7 +86,10 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     item's log marginal likelihood).
     """
 
-    _parameter_constraints: dict = {"classes": ["array-like", None]}
+    _parameter_constraints: dict = {
+        "classes": ["array-like", None],
+        "unknown_raters": [StrOptions({"error", "prior"})],
+    }
 
     #: fewest classes the model can be fitted with
     _min_classes = 1
@@ -174,14 +178,133 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         if _dask.is_dask_frame(X):
             return _dask.infer_frame(self, X, what)
         data = self._encode(X, reset=False)
+        model = self._with_unknown_raters(data)
         if what == "loglik":
-            values = self._score_items(data, **params)
+            values = model._score_items(data, **params)
             # Exactly 0 for an item without ratings (not log Σπ rounded).
             values[data.ratings_per_item == 0] = 0.0
         else:
-            items = self._infer_items(data, **params)
-            values = items["proba"] if what == "proba" else self._predict_from_items(items)
+            items = model._infer_items(data, **params)
+            values = items["proba"] if what == "proba" else model._predict_from_items(items)
         return self._labelled(data, values, what)
+
+    # -- raters not seen in fit (unknown_raters="prior") ---------------------------
+    #: fitted per-rater attributes (first axis: raters) that item inference reads
+    _rater_attributes = ()
+
+    def _population_rater(self):
+        """The parameters of a rater not seen in fit, one value per name in
+        ``_rater_attributes``.  Default: the mean over the fitted raters,
+        weighted by their numbers of ratings in fit (a model with a fitted
+        population distribution overrides this)."""
+        weights = np.asarray(self._rater_counts, dtype=np.float64)
+        if weights.sum() == 0:
+            weights = np.ones_like(weights)
+        return {name: np.average(getattr(self, name), axis=0, weights=weights)
+                for name in self._rater_attributes}
+
+    def _with_unknown_raters(self, data):
+        """The model to run on ``data``: itself, or (when ``data`` has raters
+        not seen in fit, code ``n_features_in_``) a shallow copy whose
+        per-rater attributes have one more rater, the population rater.
+        The estimator itself is never changed by predict."""
+        if data.n_raters <= self.n_features_in_:
+            return self
+        model = copy.copy(self)
+        for name, value in self._population_rater().items():
+            setattr(model, name, np.concatenate([getattr(self, name), np.asarray(value)[None]]))
+        return model
+
+    # -- diagnostics tables ----------------------------------------------------------
+    def _rater_diagnostics(self):
+        """The model's per-rater columns for :meth:`rater_table` (a dict of
+        arrays of length ``n_features_in_``)."""
+        return {}
+
+    def _item_diagnostics(self, data, items):
+        """The model's per-item columns for :meth:`item_table`, from the
+        item-level state ``items``."""
+        return {}
+
+    def rater_table(self):
+        """Per-rater diagnostics of the fitted model, one row per rater.
+
+        Returns
+        -------
+        table : pandas.DataFrame
+            Indexed by rater id (``rater_ids_``); the column ``n_ratings``
+            (ratings in fit) and the model's rater parameters, listed in the
+            user guide ("Result tables").
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skcrowd import DawidSkene
+        >>> df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": ["ann", "bob"] * 3,
+        ...                    "label": ["y", "y", "n", "y", "n", "n"]})
+        >>> DawidSkene().fit(df).rater_table().columns.tolist()
+        ['n_ratings', 'accuracy', 'recall_n', 'recall_y']
+        """
+        check_is_fitted(self)
+        pd = import_pandas("rater_table")
+        table = {"n_ratings": self._rater_counts, **self._rater_diagnostics()}
+        return pd.DataFrame(table, index=pd.Index(self.rater_ids_, name="rater"))
+
+    def item_table(self, X, **params):
+        """Per-item diagnostics for the items of ``X``, one row per item.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Ratings
+            Ratings of the items, in any form ``fit`` accepts.
+        **params
+            Passed to the item inference (OrdinalMixture's ``groups``).
+
+        Returns
+        -------
+        table : pandas.DataFrame
+            Indexed by item id (as :meth:`predict` with pandas output):
+            ``n_ratings``; the prediction (``label``, or ``mean`` /
+            ``median``); for a class prediction its posterior
+            ``probability``; the posterior ``entropy`` (nats); the
+            ``log_likelihood`` of the item's ratings; and the model's item
+            parameters (user guide, "Result tables").
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skcrowd import MajorityVote
+        >>> df = pd.DataFrame({"item": ["q1", "q1", "q2"], "rater": [1, 2, 1],
+        ...                    "label": [1, 1, 0]})
+        >>> MajorityVote().fit(df).item_table(df)[["n_ratings", "label", "probability"]]
+              n_ratings  label  probability
+        item                               
+        q1            2      1          1.0
+        q2            1      0          1.0
+        """
+        check_is_fitted(self)
+        pd = import_pandas("item_table")
+        if _dask.is_dask_frame(X):
+            raise ValueError("item_table does not take a dask DataFrame; use predict_proba "
+                             "and score_samples, which return dask collections.")
+        data = self._encode(X, reset=False)
+        model = self._with_unknown_raters(data)
+        items = model._infer_items(data, **params)
+        proba = items["proba"]
+        table = {"n_ratings": data.ratings_per_item,
+                 self._prediction_name: model._predict_from_items(items)}
+        if self._prediction_name == "label":
+            table["probability"] = proba.max(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            table["entropy"] = -np.sum(np.where(proba > 0, proba * np.log(proba), 0.0), axis=1)
+        loglik = model._score_items(data, **params)
+        loglik[data.ratings_per_item == 0] = 0.0
+        table["log_likelihood"] = loglik
+        table.update(model._item_diagnostics(data, items))
+        index = self._item_index(data)
+        if data.form in ("matrix", "wide") and index.name is None:
+            index = index.rename("item")
+        return pd.DataFrame(table, index=index)
 
     # -- hooks ----------------------------------------------------------------
     @abstractmethod
@@ -211,6 +334,9 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             self._fit_encoded(_dask.encode_frame(self, X), **fit_params)
             return None, None
         data = self._encode(X, reset=True)
+        # Ratings per rater: the rater table's n_ratings and the weights of
+        # the population rater (unknown_raters="prior").
+        self._rater_counts = np.bincount(data.rater, minlength=self.n_features_in_)
         return data, self._fit_encoded(data, **fit_params)
 
     def _fit_predict(self, X, **fit_params):
@@ -335,7 +461,8 @@ or Ratings, or a long-form DataFrame
             raise ValueError("sample does not take a dask DataFrame; sample a Ratings or "
                              "a matrix (for example one partition).")
         data = self._encode(X, reset=False)
-        codes = self._sample_labels(data, check_random_state(random_state))
+        model = self._with_unknown_raters(data)
+        codes = model._sample_labels(data, check_random_state(random_state))
         return self._as_output(X, data, codes)
 
     def __sklearn_tags__(self):

@@ -181,9 +181,10 @@ def encode_frame(estimator, frame):
 
     frame = _check_frame(estimator, frame)
     client = _client()
-    raters, labels, n_ratings, n_unique_items = dask.compute(
-        frame["rater"].drop_duplicates(), frame["label"].drop_duplicates(),
+    rater_counts, labels, n_ratings, n_unique_items = dask.compute(
+        frame["rater"].value_counts(dropna=False), frame["label"].drop_duplicates(),
         frame.shape[0], frame["item"].nunique())
+    raters = rater_counts.index.to_series()
     if n_ratings == 0:
         raise ValueError("X has no ratings: the dask DataFrame is empty, nothing to fit.")
     if raters.isna().any():
@@ -204,6 +205,7 @@ def encode_frame(estimator, frame):
         )
     estimator.rater_ids_ = rater_ids
     estimator.n_features_in_ = len(rater_ids)
+    estimator._rater_counts = rater_counts.loc[rater_ids].to_numpy()
     return data
 
 

@@ -95,6 +95,12 @@ class OrdinalMixture(CrowdModel):
         the scale 1..5).  The outer ones may be infinite (ordinal link).
     classes : array-like, default=None
         The numeric scale values, sorted; default the values seen in fit.
+    unknown_raters : {"error", "prior"}, default="error"
+        Raters not seen in fit, at predict time: an error (naming the rater), or
+        ``"prior"``: score them with the fitted population of raters - the
+        precision factor q(τ) = Gamma(α, β) of the type-II ML fit
+        (``precision_shape_``, ``precision_rate_``) and the reliability ε
+        averaged over the raters, weighted by their numbers of ratings.
     prior_mean : float, default=None
         μ; default the mean of the scale values.
     prior_precision : float, default=0.1
@@ -195,6 +201,7 @@ class OrdinalMixture(CrowdModel):
         link="ordinal",
         thresholds=None,
         classes=None,
+        unknown_raters="error",
         prior_mean=None,
         prior_precision=0.1,
         difficulty_shape=10.0,
@@ -213,6 +220,7 @@ class OrdinalMixture(CrowdModel):
         self.link = link
         self.thresholds = thresholds
         self.classes = classes
+        self.unknown_raters = unknown_raters
         self.prior_mean = prior_mean
         self.prior_precision = prior_precision
         self.difficulty_shape = difficulty_shape
@@ -600,6 +608,24 @@ class OrdinalMixture(CrowdModel):
         self.group_difficulty_ = params["delta_shape"] / params["delta_rate"]
         mu0, lam0 = self._prior(problem)
         self.class_prior_ = self._bin_mass(np.array([mu0]), np.array([lam0]))[0]
+
+    # -- result tables and new raters (the base class uses these) ------------------
+    _rater_attributes = ("rater_precision_shape_", "rater_precision_rate_",
+                         "rater_precision_", "rater_reliability_", "_rater_spamminess")
+
+    def _population_rater(self):
+        # τ of a new rater: the fitted population Gamma(α, β) itself (the
+        # type-II ML prior of every τ_n); ε: the rating-weighted mean.
+        mean = super()._population_rater()
+        return dict(mean, rater_precision_shape_=self.precision_shape_,
+                    rater_precision_rate_=self.precision_rate_,
+                    rater_precision_=self.precision_shape_ / self.precision_rate_)
+
+    def _rater_diagnostics(self):
+        return {"precision": self.rater_precision_, "reliability": self.rater_reliability_}
+
+    def _item_diagnostics(self, data, items):
+        return {"std": 1.0 / np.sqrt(items["lam"])}
 
     def _set_fitted(self, data, params, items):  # the fit is _fit_encoded's
         raise NotImplementedError

@@ -10,6 +10,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.utils import estimator_checks
 
+from skcrowd import GLAD as GLAD_CLASS
 from skcrowd import IRT3PL, DawidSkene, MajorityVote, OrdinalMixture, Ratings
 from skcrowd.datasets import make_dawid_skene
 
@@ -123,3 +124,150 @@ def test_sample_of_a_long_frame_is_a_long_frame(crowd):
     R = Ratings.from_long(ck, item="task", rater="worker")
     np.testing.assert_array_equal(sim["task"], R.item)
     np.testing.assert_array_equal(sim["worker"], R.rater)
+
+
+# -- rater and item tables ---------------------------------------------------------
+
+def fitted_models(long):
+    """Every model fitted on ``long`` (binary labels), quickly."""
+    from test_common import all_estimators
+
+    models = []
+    for cls in all_estimators():
+        params = {k: v for k, v in {"max_iter": 30, "n_init": 1}.items()
+                  if k in cls().get_params()}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            models.append(cls(**params).fit(long))
+    return models
+
+
+@pytest.fixture(scope="module")
+def binary_models(crowd):
+    return fitted_models(crowd[0])
+
+
+RATER_COLUMNS = {
+    "DawidSkene": ["accuracy", "recall_0", "recall_1"],
+    "GLAD": ["ability"],
+    "IRT3PL": ["sensitivity", "specificity", "alpha_sens", "alpha_spec"],
+    "MajorityVote": ["agreement"],
+    "MeanRating": ["agreement"],
+    "MedianRating": ["agreement"],
+    "OrdinalMixture": ["precision", "reliability"],
+}
+
+
+def test_every_model_is_in_the_rater_column_table(binary_models):
+    assert {type(m).__name__ for m in binary_models} <= set(RATER_COLUMNS)
+
+
+def test_rater_and_item_tables_join_back_by_id(crowd, binary_models):
+    long, truth = crowd
+    for model in binary_models:
+        name = type(model).__name__
+        raters = model.rater_table()
+        assert raters.columns.tolist() == ["n_ratings", *RATER_COLUMNS[name]], name
+        assert raters.index.name == "rater"
+        assert set(raters.index) == set(long["rater"])
+        counts = long.groupby("rater").size()
+        joined = counts.rename("counted").to_frame().join(raters)
+        assert (joined["counted"] == joined["n_ratings"]).all(), name
+        items = model.item_table(long)
+        assert items.index.name == "item" and set(items.index) == set(long["item"])
+        assert np.all(np.isfinite(items["log_likelihood"])), name
+        assert (items["n_ratings"] == long.groupby("item").size().loc[items.index]).all()
+        prediction = model.predict(long)
+        np.testing.assert_array_equal(items[prediction.name], prediction.loc[items.index])
+        back = long.join(items.add_suffix("_item"), on="item")
+        assert back[prediction.name + "_item"].notna().all(), name
+
+
+def test_item_table_columns_per_model(crowd, binary_models):
+    long, _ = crowd
+    for model in binary_models:
+        items = model.item_table(long)
+        proba = model.predict_proba(long).to_numpy()
+        entropy = -np.sum(proba * np.log(np.where(proba > 0, proba, 1)), axis=1)
+        np.testing.assert_allclose(items["entropy"], entropy, atol=1e-12)
+        np.testing.assert_allclose(items["log_likelihood"], model.score_samples(long))
+        if "probability" in items:
+            np.testing.assert_allclose(items["probability"], proba.max(axis=1))
+        if isinstance(model, GLAD_CLASS):
+            # 1/β_i of the item-level inference (fit's warm start aside, as
+            # close as the fit's convergence allows)
+            np.testing.assert_allclose(items["difficulty"].to_numpy(),
+                                       model.item_difficulty_, rtol=1e-4)
+
+
+def test_mean_rating_std_is_the_standard_error():
+    from skcrowd import MeanRating
+
+    X = np.array([[1, 2, 4], [5, 5, np.nan], [3, np.nan, np.nan]])
+    items = MeanRating().fit(X).item_table(X)
+    np.testing.assert_allclose(items["std"].iloc[0], np.std([1, 2, 4], ddof=1) / np.sqrt(3))
+    assert items["std"].iloc[1] == 0.0 and np.isnan(items["std"].iloc[2])
+
+
+# -- raters not seen in fit --------------------------------------------------------
+
+def with_new_raters(long, n=40):
+    new = long.copy()
+    new.loc[new.index[:n], "rater"] = [f"new rater {i % 3}" for i in range(n)]
+    return new
+
+
+def test_unknown_rater_default_error_names_rater_and_option(crowd, binary_models):
+    long, _ = crowd
+    new = with_new_raters(long)
+    for model in binary_models:
+        with pytest.raises(ValueError, match="Rater 'new rater 0' was not seen in fit.*"
+                                             "unknown_raters='prior'"):
+            model.predict_proba(new)
+
+
+def test_unknown_raters_prior_gives_finite_normalised_posteriors(crowd, binary_models):
+    long, _ = crowd
+    new = with_new_raters(long)
+    for model in binary_models:
+        model = model.set_params(unknown_raters="prior")
+        before = {k: np.copy(v) for k, v in vars(model).items() if isinstance(v, np.ndarray)}
+        proba = model.predict_proba(new)
+        assert np.all(np.isfinite(proba.to_numpy())), type(model).__name__
+        np.testing.assert_allclose(proba.sum(axis=1), 1)
+        assert np.all(np.isfinite(model.score_samples(new)))
+        assert model.item_table(new)["n_ratings"].sum() == len(new)
+        sim = model.sample(new, random_state=0)
+        assert sim["rater"].tolist() == Ratings.from_long(new).rater.tolist()
+        # the model itself is unchanged (the population rater lives in a copy)
+        for k, v in before.items():
+            np.testing.assert_array_equal(getattr(model, k), v)
+        model.set_params(unknown_raters="error")
+
+
+def test_population_rater_matches_the_crowd():
+    # A new rater's ratings move an item's posterior as an average rater's
+    # would: between the best and the worst fitted rater's effect.
+    data = make_dawid_skene(800, 10, 8, 2, random_state=3)
+    model = DawidSkene(unknown_raters="prior").fit(data.ratings)
+    one = lambda rater: model.predict_proba(Ratings([0], [rater], [1]))[0, 1]  # noqa: E731
+    fitted = [one(r) for r in model.rater_ids_]
+    assert min(fitted) < one("someone new") < max(fitted)
+    np.testing.assert_allclose(
+        model._population_rater()["confusion_"],
+        np.average(model.confusion_, axis=0, weights=model.rater_table()["n_ratings"]))
+
+
+def test_unknown_raters_prior_ordinal():
+    from skcrowd.datasets import make_ordinal
+
+    long = make_ordinal(n_items=80, n_raters=6, random_state=1).ratings.to_long()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = OrdinalMixture(n_init=1, max_iter=30, unknown_raters="prior").fit(long)
+    new = long.copy()
+    new.loc[new.index[:20], "rater"] = 99
+    proba = model.predict_proba(new)
+    assert np.all(np.isfinite(proba.to_numpy()))
+    np.testing.assert_allclose(proba.sum(axis=1), 1)
+    assert np.all(np.isfinite(model.predict(new)))
