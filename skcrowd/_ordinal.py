@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import CrowdModel, item_chunks, numba_threads
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
+from ._ratings import per_item
 
 __all__ = ["OrdinalMixture"]
 
@@ -245,9 +246,11 @@ class OrdinalMixture(CrowdModel):
             Numeric ratings; NaN means not rated.
         y : None
             Ignored.
-        groups : array-like of shape (n_items,), default=None
+        groups : array-like of shape (n_items,) or pandas Series, default=None
             The category of each item (e.g. its query), for
-            ``difficulty="group"``; ignored otherwise.  Routed by
+            ``difficulty="group"``; ignored otherwise.  In the row order of
+            ``X``, or a Series indexed by item id (aligned by id, e.g.
+            ``df.groupby("item")["query"].first()`` for a long frame).  Routed by
             scikit-learn's metadata routing (``set_fit_request(groups=True)``),
             so ``GridSearchCV(..., cv=GroupKFold()).fit(X, groups=q)`` works.
 
@@ -269,8 +272,9 @@ class OrdinalMixture(CrowdModel):
         Parameters
         ----------
         X : array-like, sparse matrix or Ratings of shape (n_items, n_raters)
-        groups : array-like of shape (n_items,), default=None
-            Groups of the items, for ``difficulty="group"``.
+        groups : array-like of shape (n_items,) or pandas Series, default=None
+            Groups of the items, for ``difficulty="group"`` (a Series is
+            aligned by item id).
 
         Returns
         -------
@@ -373,8 +377,10 @@ class OrdinalMixture(CrowdModel):
         step = float(np.median(np.diff(values)))
         return b[:-1].copy(), b[1:].copy(), values, log_spam, step
 
-    def _encode_groups(self, groups, n_items):
-        groups = np.asarray(groups)
+    def _encode_groups(self, groups, data):
+        # A pandas Series is aligned by item id (the data layer's rule).
+        groups = per_item(groups, data, "groups")
+        n_items = data.n_items
         if groups.ndim != 1 or len(groups) != n_items:
             raise ValueError(
                 f"groups must have one entry per item: X has {n_items} items, "
@@ -390,7 +396,7 @@ class OrdinalMixture(CrowdModel):
                     "difficulty='group' needs the group of each item: "
                     "fit(X, groups=...)."
                 )
-            groups = self._encode_groups(groups, data.n_items)
+            groups = self._encode_groups(groups, data)
             try:
                 ids, codes = np.unique(groups, return_inverse=True)
             except TypeError:
@@ -402,7 +408,7 @@ class OrdinalMixture(CrowdModel):
             if hasattr(self, "group_ids_"):
                 del self.group_ids_
             if groups is not None:
-                self._encode_groups(groups, data.n_items)
+                self._encode_groups(groups, data)
             item_group = np.zeros(data.n_items, dtype=np.int32)
             n_groups = data.n_items if self.difficulty == "item" else 1
             if self.difficulty == "item":
@@ -652,7 +658,7 @@ class OrdinalMixture(CrowdModel):
             n_known = len(self.group_ids_)
             codes = np.full(data.n_items, n_known, dtype=np.int32)  # the prior slot
             if groups is not None:
-                groups = self._encode_groups(groups, data.n_items)
+                groups = self._encode_groups(groups, data)
                 try:
                     pos = np.searchsorted(self.group_ids_, groups)
                     pos = np.minimum(pos, n_known - 1)
@@ -670,7 +676,7 @@ class OrdinalMixture(CrowdModel):
                                data.n_items)
         else:
             if groups is not None:
-                self._encode_groups(groups, data.n_items)
+                self._encode_groups(groups, data)
             problem = _Problem(data, scale, np.zeros(data.n_items, dtype=np.int32), 1)
         return problem, params
 

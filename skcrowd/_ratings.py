@@ -787,3 +787,22 @@ def _item_name(X, form):
     if form == "wide":
         return X.index.name
     return "item" if form == "ratings" else None
+
+
+def per_item(values, data, what):
+    """Per-item ``values`` in the row order of ``data``: a pandas Series is
+    aligned by item id (every item of ``data`` must be in its index); any
+    other array-like is taken in row order, as given."""
+    pd = loaded_pandas()
+    if pd is None or not isinstance(values, pd.Series) or data.item_ids is None:
+        return np.asarray(values)
+    index = values.index
+    if not index.is_unique:
+        raise ValueError(f"{what} is a Series whose index (item ids) has repeated ids.")
+    missing = ~pd.Index(data.item_ids).isin(index)
+    if missing.any():
+        raise ValueError(
+            f"{what} is a Series indexed by item id, but item "
+            f"{show(data.item_ids[np.argmax(missing)])} is not in its index."
+        )
+    return values.loc[data.item_ids].to_numpy()

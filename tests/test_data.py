@@ -237,3 +237,22 @@ def test_bug6_datetime_labels_are_rejected_in_every_form():
         Ratings([0, 1], [0, 0], days)
     with pytest.raises(ValueError, match="numbers, booleans or strings"):
         Ratings.from_long({"item": [0, 1], "rater": [0, 0], "label": days})
+
+
+def test_groups_series_is_aligned_by_item_id():
+    from skcrowd.datasets import make_ordinal
+
+    long = with_ids(make_ordinal(n_items=60, n_raters=6, random_state=0).ratings.to_long(), "str")
+    R = Ratings.from_long(long)
+    in_order = np.arange(len(R.item_ids)) % 3
+    shuffled = pd.Series(in_order, index=R.item_ids).sample(frac=1, random_state=0)
+    params = dict(difficulty="group", n_init=1, max_iter=15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = OrdinalMixture(**params).fit(long, groups=shuffled)
+        b = OrdinalMixture(**params).fit(R, groups=in_order)
+    np.testing.assert_array_equal(a.group_difficulty_, b.group_difficulty_)
+    np.testing.assert_array_equal(a.predict(long, groups=shuffled).to_numpy(),
+                                  b.predict(R, groups=in_order))
+    with pytest.raises(ValueError, match="is not in its index"):
+        OrdinalMixture(**params).fit(long, groups=shuffled.iloc[1:])
