@@ -256,3 +256,38 @@ def test_groups_series_is_aligned_by_item_id():
                                   b.predict(R, groups=in_order))
     with pytest.raises(ValueError, match="is not in its index"):
         OrdinalMixture(**params).fit(long, groups=shuffled.iloc[1:])
+
+
+def test_pandas_stays_optional():
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["pandas"] = None  # as if pandas were not installed
+import numpy as np
+import skcrowd
+from skcrowd import DawidSkene, Ratings
+X = np.array([[0, 1, np.nan], [1, 1, 0], [0, 0, 0]])
+model = DawidSkene().fit(X)
+assert model.predict(X).shape == (3,)
+R = Ratings([0, 0, 1], [0, 1, 0], [1, 0, 1])
+assert DawidSkene().fit(R).predict_proba(R).shape == (2, 2)
+try:
+    R.to_long()
+except ImportError as error:
+    assert "skcrowd[pandas]" in str(error), error
+else:
+    raise AssertionError("to_long without pandas")
+try:
+    model.rater_table()
+except ImportError as error:
+    assert "skcrowd[pandas]" in str(error), error
+else:
+    raise AssertionError("rater_table without pandas")
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=600, cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
