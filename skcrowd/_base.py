@@ -197,11 +197,14 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         ``_rater_attributes``.  Default: the mean over the fitted raters,
         weighted by their numbers of ratings in fit (a model with a fitted
         population distribution overrides this)."""
-        weights = np.asarray(self._rater_counts, dtype=np.float64)
-        if weights.sum() == 0:
-            weights = np.ones_like(weights)
+        weights = self._rating_weights()
         return {name: np.average(getattr(self, name), axis=0, weights=weights)
                 for name in self._rater_attributes}
+
+    def _rating_weights(self):
+        """Each fitted rater's number of ratings in fit (all ones if none)."""
+        weights = np.asarray(self._rater_counts, dtype=np.float64)
+        return weights if weights.sum() > 0 else np.ones_like(weights)
 
     def _with_unknown_raters(self, data):
         """The model to run on ``data``: itself, or (when ``data`` has raters

@@ -434,8 +434,8 @@ class IRT3PL(CrowdModel):
         b, d, log_guess, log_noguess = self._node_values(grid, params["hyper"])
         M = len(b)
         table = np.empty((data.n_raters, 2, 2 * M))
-        kernels.rating_log_table(params["alpha_sens"], params["alpha_spec"], b, d,
-                                 log_guess, log_noguess, table)
+        kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
+                                                  b, d, log_guess, log_noguess, table)
         log_class = self._log_class_prior(params["prior"])
         log_prior = np.concatenate([log_class[0] + grid[1], log_class[1] + grid[1]])
         P = pat["n_patterns"]
@@ -501,7 +501,7 @@ class IRT3PL(CrowdModel):
         value = np.empty(G)
         grad = np.empty((G, 2))
         hess = np.empty((G, 2))
-        kernels.rater_expected_loglik(W, sens, spec, *nodes, value, grad, hess)
+        kernels.rater_expected_loglik.pick(W.size)(W, sens, spec, *nodes, value, grad, hess)
         pv, pg, ph = self._rater_log_prior(sens, spec)
         return value + pv, grad + pg, hess + ph
 
@@ -575,8 +575,8 @@ class IRT3PL(CrowdModel):
         node_value = np.empty(M)
         node_grad = np.empty((3, M))
         node_hess = np.empty((6, M))
-        kernels.node_derivatives(W, sens, spec, b, d, log_guess, log_noguess,
-                                 node_value, node_grad, node_hess)
+        kernels.node_derivatives.pick(W.size)(W, sens, spec, b, d, log_guess, log_noguess,
+                                              node_value, node_grad, node_hess)
         # Node coordinate (0: b, 1: d, 2: t) of each hyperparameter, its first
         # derivative dθ and its own second derivative d²θ.
         coord, first, second = [], [], []
@@ -724,13 +724,13 @@ class IRT3PL(CrowdModel):
             b, d, log_guess, log_noguess = self._node_values(grid, params["hyper"])
             M = len(b)
             table = np.empty((data.n_raters, 2, 2 * M))
-            kernels.rating_log_table(params["alpha_sens"], params["alpha_spec"], b, d,
-                                     log_guess, log_noguess, table)
+            kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
+                                                      b, d, log_guess, log_noguess, table)
             log_class = self._log_class_prior(params["prior"])
             log_prior = np.concatenate([log_class[0] + grid[1], log_class[1] + grid[1]])
             cdf = np.empty((pat["n_patterns"], M))
-            kernels.pattern_node_cdf(pat["ptr"], pat["rater"], pat["label"], log_prior,
-                                     table, cdf)
+            kernels.pattern_node_cdf.pick(cdf.size)(pat["ptr"], pat["rater"], pat["label"],
+                                                    log_prior, table, cdf)
             # Offsetting row p by p makes the flattened cdf sorted, so one
             # searchsorted draws every item's node.
             flat = (cdf + np.arange(len(cdf))[:, None]).ravel()

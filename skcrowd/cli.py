@@ -27,6 +27,7 @@ from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene
 from ._glad import GLAD
 from ._irt import IRT3PL
+from ._mace import MACE
 from ._ordinal import OrdinalMixture
 from ._ratings import Ratings
 
@@ -39,6 +40,7 @@ MODELS = {
     "one-coin": lambda: DawidSkene(confusion="one_coin"),
     "glad": GLAD,
     "irt3pl": IRT3PL,
+    "mace": MACE,
     "ordinal": OrdinalMixture,
 }
 

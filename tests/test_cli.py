@@ -111,3 +111,14 @@ def test_parquet_output(rte_csv, tmp_path):
     assert len(table) == 800 and table["probability"].dtype.kind == "f"
     with pytest.raises(SystemExit, match="needs -o FILE"):
         cli.main(["raters", str(rte_csv), "--output-format", "parquet"])
+
+
+def test_mace_aggregate_and_raters(rte_csv, tmp_path, capsys):
+    out = tmp_path / "truth.csv"
+    assert cli.main(["aggregate", str(rte_csv), "--model", "mace", "-o", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 800
+    cli.main(["raters", str(rte_csv), "--model", "mace"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "rater,n_ratings,accuracy,competence"  # MACE().rater_table()
+    assert len(lines) == 165

@@ -151,6 +151,7 @@ RATER_COLUMNS = {
     "DawidSkene": ["accuracy", "recall_0", "recall_1"],
     "GLAD": ["ability"],
     "IRT3PL": ["sensitivity", "specificity", "alpha_sens", "alpha_spec"],
+    "MACE": ["accuracy", "competence"],
     "MajorityVote": ["agreement"],
     "MeanRating": ["agreement"],
     "MedianRating": ["agreement"],
