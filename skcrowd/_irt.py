@@ -125,6 +125,23 @@ def lattice_grid(tags=None):
 
     One dict per model, each value a one-element list, so that the grid
     holds exactly the seed's 18 models (not all 32 flag combinations).
+
+    Parameters
+    ----------
+    tags : list of str, default=None
+        The models to include, by tag (``"full"``, ``"ab"``, ...); default:
+        all 18.
+
+    Returns
+    -------
+    param_grid : list of dict
+
+    Examples
+    --------
+    >>> from skcrowd import lattice_grid
+    >>> grid = lattice_grid(["ab", "full"])
+    >>> len(grid), grid[0]["guessing"], grid[0]["discrimination"]
+    (2, [False], [False])
     """
     chosen = LATTICE_TAGS if tags is None else tags
     return [{k: [v] for k, v in _tag_params(t).items()} for t in chosen]
