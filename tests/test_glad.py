@@ -7,7 +7,7 @@ from scipy import integrate
 from scipy.special import expit, logsumexp
 from scipy.stats import norm, spearmanr
 
-from skcrowd import GLAD, Ratings
+from skcrowd import GLAD, MajorityVote, Ratings
 from skcrowd.cli import main as cli_main
 from skcrowd.datasets import load_bluebirds, load_dog, load_rte, load_web, make_glad
 from skcrowd._kernels import _glad as kernels
@@ -186,7 +186,9 @@ def test_recovers_simulated_parameters(simulated):
     data, model = simulated
     assert model.converged_
     assert spearmanr(model.rater_ability_, data.rater_ability)[0] > 0.99
-    assert np.mean(model.predict(data.ratings) == data.true_labels) > 0.98
+    accuracy = np.mean(model.predict(data.ratings) == data.true_labels)
+    majority = np.mean(MajorityVote().fit_predict(data.ratings) == data.true_labels)
+    assert accuracy > 0.98 and accuracy > majority + 0.01
     # Difficulties: 10 ratings carry little information about one item, so
     # compare with the best possible estimate, the MAP b_i given the TRUE
     # abilities (both about 0.72 here, see doc/glad.rst).
@@ -262,8 +264,8 @@ def test_new_items_use_fitted_abilities():
     second = np.argsort(model.rater_ability_)[1]
     X = np.full((1, 10), np.nan)
     X[0, best], X[0, worst], X[0, second] = 1, 0, 0
-    if model.rater_ability_[second] < 0.2:
-        assert model.predict(X)[0] == 1
+    assert model.rater_ability_[best] > model.rater_ability_[worst] + model.rater_ability_[second]
+    assert model.predict(X)[0] == 1
 
 
 def test_sample_keeps_the_design():
@@ -330,9 +332,9 @@ def test_bad_input_raises_clear_errors():
     with pytest.raises(ValueError, match="no ratings"):
         GLAD().fit(np.full((3, 2), np.nan))
     model = GLAD().fit(X)
-    with pytest.raises(ValueError, match="2"):
+    with pytest.raises(ValueError, match="X has 3 features, but GLAD is expecting 2"):
         model.predict(np.array([[0, 1, 1]]))
-    with pytest.raises(ValueError, match="7"):
+    with pytest.raises(ValueError, match="Label 7 is not one of the classes"):
         model.predict(np.array([[0, 7]]))
 
 
