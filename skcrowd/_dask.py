@@ -13,7 +13,7 @@ unchanged.  Item-level results come back as dask collections
 
 Only models whose global update and objective need nothing but the summed
 statistics and the data's sizes run here (``_supports_dask``): DawidSkene,
-IRT3PL and GLAD, whose per-item warm starts stay on the workers.  Dask is
+IRT3PL, MACE and GLAD, whose per-item warm starts stay on the workers.  Dask is
 imported only when a dask collection is passed.
 """
 
@@ -36,7 +36,7 @@ def _check_frame(estimator, frame):
     if not getattr(estimator, "_supports_dask", False):
         raise ValueError(
             f"{type(estimator).__name__} does not run on Dask; fit it on a Ratings or a "
-            "matrix, or use DawidSkene, GLAD or IRT3PL for a dask DataFrame."
+            "matrix, or use DawidSkene, GLAD, IRT3PL or MACE for a dask DataFrame."
         )
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
@@ -157,6 +157,17 @@ class DaskRatingData:
             futures = self.client.map(_partition_stats, self.parts, model=self._model_future,
                                       params=params, pure=False)
         return _sum(self.client.gather(futures), getattr(model, "_stats_maxima", ()))
+
+    def checkpoint(self):
+        """The partitions' item state (futures), to go back to it when the
+        fit loop rejects an extrapolated step."""
+        return (self._model, list(self._states))
+
+    def restore(self, checkpoint):
+        """Go back to the item state of :meth:`checkpoint`."""
+        model, states = checkpoint
+        if model is self._model:
+            self._states = list(states)
 
     def map_sum(self, fn, *per_part_args):
         """``fn(part_data, *args)`` on each partition (args given per partition), summed."""

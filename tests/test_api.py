@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from sklearn.pipeline import make_pipeline
 from sklearn.linear_model import LogisticRegression
 
-from skcrowd import DawidSkene, MajorityVote, MeanRating, MedianRating, Ratings
+from skcrowd import MACE, DawidSkene, MajorityVote, MeanRating, MedianRating, Ratings
 
-MODELS = [DawidSkene, MajorityVote, MeanRating, MedianRating]
+MODELS = [DawidSkene, MACE, MajorityVote, MeanRating, MedianRating]
 
 X = np.array(
     [
@@ -189,4 +189,4 @@ def test_invalid_parameters_are_rejected_by_validation():
 def test_verbose_prints_progress(capsys):
     DawidSkene(verbose=2, max_iter=3, tol=0).fit(X)
     out = capsys.readouterr().out
-    assert "Restart 0" in out and "Iteration 3" in out
+    assert "[DawidSkene restart 1/1] started" in out and "iteration 3 " in out
