@@ -646,7 +646,7 @@ def test_objective_never_decreases_for_every_restart_and_fixed_item_prior(small)
         for restart in range(model.n_init):
             with quiet():
                 history = model._run(data, model._init_params(data, rng, restart))[2]
-            assert len(history) == 26
+            assert len(history) >= 10  # kept states (a rejected extrapolation is not one)
             assert np.all(np.isfinite(history)), (kwargs, restart)
             assert np.all(np.diff(history) >= -1e-12 * np.abs(history[:-1])), (kwargs, restart)
 
