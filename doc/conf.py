@@ -30,8 +30,10 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# Document (and run the gallery against) the checkout being built.
+# Document (and run the gallery against) the checkout being built; HERE holds
+# the gallery's sort key (_gallery_order.py).
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 os.environ.setdefault("SKCROWD_DOCS_REDUCED", "1")
 
 import skcrowd  # noqa: E402
@@ -50,7 +52,7 @@ extensions = [
 ]
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/*.zip"]
+                    "auto_examples/*.zip", "_gallery_order.py"]
 
 # API reference: one page per public class/function (doc/api.rst), each class
 # page listing its methods and attributes (doc/_templates/autosummary).
@@ -76,7 +78,7 @@ sphinx_gallery_conf = {
     "filename_pattern": "/plot_",
     # A module whose name starts with "_" is never a gallery entry.
     "ignore_pattern": r"(__init__|/_[^/]*)\.py$",
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": "_gallery_order.ExampleOrder",
     "download_all_examples": False,
     "reset_modules_order": "both",
     # Problems in an example fail the build.
@@ -89,6 +91,9 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
+# The left sidebar lists a page's siblings: useful in the API reference and
+# the gallery, empty (so left out) on the top-level guide pages.
+html_sidebars = {page.stem: [] for page in HERE.glob("*.rst") if page.stem != "api"}
 html_static_path = []
 html_show_sourcelink = False
 

@@ -52,6 +52,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from skcrowd import IRT3PL, lattice, lattice_grid
 from skcrowd.checks import posterior_predictive_check
 from skcrowd.datasets import load_caries, load_rte
+from skcrowd.plotting import plot_predictive_check
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 REDUCED = os.environ.get("SKCROWD_DOCS_REDUCED") == "1"
@@ -166,16 +167,7 @@ fig, axes = plt.subplots(2, 3, figsize=(13, 6.5), constrained_layout=True)
 for col, tag in enumerate(["abc", "ab", "full"]):
     row = next(r for r in caries_learned if r["model"] == tag)
     for ax, name in zip(axes[:, col], ["rater", "ratings"]):
-        sim, obs = row["check"].simulated[name], row["check"].observed[name]
-        ax.boxplot(sim, showfliers=False)
-        ax.plot(np.arange(1, len(obs) + 1), obs, "o", color="tab:red", label="data")
-        ax.set_title(f"{tag}: {name} statistic, p = {row['check'].p_values[name]:.3f}")
-        if name == "ratings":
-            ax.set_xticks(np.arange(1, len(obs) + 1), [str(k) for k in range(len(obs))])
-            ax.set_xlabel("positive ratings of an item (y: number of items)")
-        else:
-            ax.set_xlabel("rater (y: positive ratings)")
-        ax.set_yscale("log" if name == "ratings" else "linear")
-axes[0, 0].legend()
+        plot_predictive_check(row["check"], name, ax=ax)
+        ax.set_title(f"{tag}: {ax.get_title()}")
 fig.suptitle("Caries: posterior predictive replicates (boxes) and data (dots)")
 plt.show()

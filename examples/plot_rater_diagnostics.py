@@ -67,5 +67,6 @@ axes[0].scatter(sim_model.confusion_[sim.spammer, 0, 0],
                 sim_model.confusion_[sim.spammer, 1, 1], marker="x", c="k", s=40,
                 label="true spammer")
 axes[0].legend(loc="lower left", fontsize=8)
-plot_rater_ranking(sim_model, attribute="rater_accuracy_", ax=axes[1])
+plot_rater_ranking(sim_model, attribute="rater_accuracy_", top=10, ax=axes[1])
+axes[1].set_title("the 10 worst and the 10 best raters")
 plt.show()

@@ -13,7 +13,7 @@ unchanged.  Item-level results come back as dask collections
 
 Only models whose global update and objective need nothing but the summed
 statistics and the data's sizes run here (``_supports_dask``): DawidSkene,
-IRT3PL and GLAD, whose per-item warm starts stay on the workers.  Dask is
+IRT3PL, MACE and GLAD, whose per-item warm starts stay on the workers.  Dask is
 imported only when a dask collection is passed.
 """
 
@@ -36,7 +36,7 @@ def _check_frame(estimator, frame):
     if not getattr(estimator, "_supports_dask", False):
         raise ValueError(
             f"{type(estimator).__name__} does not run on Dask; fit it on a Ratings or a "
-            "matrix, or use DawidSkene, GLAD or IRT3PL for a dask DataFrame."
+            "matrix, or use DawidSkene, GLAD, IRT3PL or MACE for a dask DataFrame."
         )
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
