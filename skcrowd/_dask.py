@@ -158,6 +158,17 @@ class DaskRatingData:
                                       params=params, pure=False)
         return _sum(self.client.gather(futures), getattr(model, "_stats_maxima", ()))
 
+    def checkpoint(self):
+        """The partitions' item state (futures), to go back to it when the
+        fit loop rejects an extrapolated step."""
+        return (self._model, list(self._states))
+
+    def restore(self, checkpoint):
+        """Go back to the item state of :meth:`checkpoint`."""
+        model, states = checkpoint
+        if model is self._model:
+            self._states = list(states)
+
     def map_sum(self, fn, *per_part_args):
         """``fn(part_data, *args)`` on each partition (args given per partition), summed."""
         futures = self.client.map(_partition_call, self.parts, [fn] * len(self.parts),
