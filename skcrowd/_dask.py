@@ -21,7 +21,7 @@ from functools import reduce
 
 import numpy as np
 
-from ._ratings import RatingData, Ratings, encode_labels
+from ._ratings import RatingData, Ratings, encode_labels, fit_classes, long_columns
 
 COLUMNS = ("item", "rater", "label")
 
@@ -38,12 +38,21 @@ def _check_frame(estimator, frame):
             f"{type(estimator).__name__} does not run on Dask; fit it on a Ratings or a "
             "matrix, or use DawidSkene, GLAD, IRT3PL or MACE for a dask DataFrame."
         )
-    missing = [c for c in COLUMNS if c not in frame.columns]
-    if missing:
+    try:
+        columns = long_columns(frame.columns)
+    except ValueError:
+        columns = None
+    if columns is None:
         raise ValueError(
-            f"A dask DataFrame of ratings needs the columns {list(COLUMNS)}; "
-            f"missing {missing} (has {list(frame.columns)})."
+            f"A dask DataFrame of ratings needs the columns {list(COLUMNS)} (or "
+            f"crowd-kit's task, worker, label); it has {list(frame.columns)}."
         )
+    # The in-memory rules (the data layer): crowd-kit's names are renamed,
+    # other columns dropped, and a row without a label is not a rating.
+    frame = frame[list(columns)]
+    if tuple(columns) != COLUMNS:
+        frame = frame.rename(columns=dict(zip(columns, COLUMNS)))
+    return frame.dropna(subset=["label"])
 
 
 def _client():
@@ -181,18 +190,18 @@ def encode_frame(estimator, frame):
     DataFrame and encode its partitions on the workers."""
     import dask
 
-    _check_frame(estimator, frame)
+    frame = _check_frame(estimator, frame)
     client = _client()
-    frame = frame[list(COLUMNS)]
-    raters, labels, n_ratings, n_unique_items = dask.compute(
-        frame["rater"].drop_duplicates(), frame["label"].drop_duplicates(),
+    rater_counts, labels, n_ratings, n_unique_items = dask.compute(
+        frame["rater"].value_counts(dropna=False), frame["label"].drop_duplicates(),
         frame.shape[0], frame["item"].nunique())
+    raters = rater_counts.index.to_series()
     if n_ratings == 0:
         raise ValueError("X has no ratings: the dask DataFrame is empty, nothing to fit.")
-    if raters.isna().any() or labels.isna().any():
-        raise ValueError("A rating has a missing rater or label (NaN or None); drop them first.")
+    if raters.isna().any():
+        raise ValueError("A rating has a missing rater id (NaN or None); drop it first.")
     rater_ids = np.sort(raters.to_numpy())
-    estimator._set_classes(labels.to_numpy())
+    fit_classes(estimator, labels.to_numpy())
     classes = estimator.classes_
     # One shuffle so that every item's ratings sit in one partition.
     shuffled = frame.shuffle(on="item")
@@ -207,6 +216,7 @@ def encode_frame(estimator, frame):
         )
     estimator.rater_ids_ = rater_ids
     estimator.n_features_in_ = len(rater_ids)
+    estimator._rater_counts = rater_counts.loc[rater_ids].to_numpy()
     return data
 
 
@@ -239,8 +249,8 @@ def infer_frame(model, frame, what):
     likelihoods (``"loglik"``), both dask Series indexed by item."""
     import pandas as pd
 
-    _check_frame(model, frame)
-    shuffled = frame[list(COLUMNS)].shuffle(on="item")
+    frame = _check_frame(model, frame)
+    shuffled = frame.shuffle(on="item")
     index = pd.Index([], name="item", dtype=frame["item"].dtype)
     if what == "proba":
         meta = pd.DataFrame(np.zeros((0, len(model.classes_))), columns=list(model.classes_),
