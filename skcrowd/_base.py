@@ -476,6 +476,15 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     def _sample_labels(self, data, rng):
         """Label codes of simulated ratings on the design of ``data``."""
 
+    def _reject_fit_params(self, fit_params):
+        """A clear error for fit arguments this model does not take (never a
+        private method's name: issue 11, bug 5)."""
+        if fit_params:
+            raise TypeError(
+                f"{type(self).__name__}.fit got unexpected arguments "
+                f"{sorted(fit_params)}."
+            )
+
     def _predict_from_items(self, items):
         """The point prediction per item from the per-item state."""
         return self.classes_[np.argmax(items["proba"], axis=1)]
@@ -962,11 +971,7 @@ class CrowdModel(CrowdEstimator):
 
     def _prepare(self, data, **fit_params):
         """Attach model-specific fit data (e.g. groups) to ``data``."""
-        if fit_params:
-            raise TypeError(
-                f"{type(self).__name__}.fit got unexpected arguments "
-                f"{sorted(fit_params)}."
-            )
+        self._reject_fit_params(fit_params)
         return data
 
     def _step(self, data, params):

@@ -4,7 +4,7 @@ by MAP-EM with Newton steps (multi-class form, DESIGN §6.3)."""
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, roots_hermite
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import CrowdModel, has_gold, numba_threads
@@ -13,12 +13,16 @@ from ._kernels import _glad as kernels
 
 __all__ = ["GLAD"]
 
-#: Newton steps per item and local step: during fit, warm-started from the
-#: previous b_i (the outer loop finishes the job); from a cold start (new
-#: items), until the step is below the tolerance.
+#: Newton steps per item and local step from the previous b_i during fit
+#: (the warm candidate, which keeps the objective monotone; the outer loop
+#: finishes the job).
 _ITEM_FIT_STEPS = 1
-_ITEM_MAX_STEPS = 100
 _ITEM_STEP_TOL = 1e-9
+#: The global search over b_i that every local step (fit and predict) runs:
+#: grid points at the prior mean ± this many prior standard deviations ...
+_SEARCH_REACH = 6.0
+#: ... this many, spaced 0.75 standard deviations apart.
+_SEARCH_POINTS = 17
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 
 
@@ -60,7 +64,9 @@ class GLAD(CrowdModel):
         Mean of the Gaussian prior on every item's log inverse difficulty
         b_i = log β_i.
     b_prior_std : float, default=1.0
-        Its standard deviation.
+        Its standard deviation, at most 100.  :meth:`score_samples`
+        integrates over this prior with ``n_quadrature`` Gauss–Hermite
+        nodes, which for a wide prior need to be many (see the user guide).
     class_prior : {"uniform", "learn"} or array-like of shape (n_classes,), \
             default="uniform"
         The class prevalence π: held uniform (as in Whitehill et al.'s code
@@ -169,7 +175,9 @@ class GLAD(CrowdModel):
         "alpha_prior_mean": [Interval(Real, None, None, closed="neither")],
         "alpha_prior_std": [Interval(Real, 0, None, closed="neither")],
         "b_prior_mean": [Interval(Real, None, None, closed="neither")],
-        "b_prior_std": [Interval(Real, 0, None, closed="neither")],
+        # Wider than this, β = exp(b) spans e^±600 within 6 prior standard
+        # deviations: b is not identified and exp(-b) overflows (issue 11, bug 3).
+        "b_prior_std": [Interval(Real, 0, 100, closed="right")],
         "prior_class": [Interval(Real, 0, None, closed="left")],
         "class_prior": [StrOptions({"uniform", "learn"}), "array-like"],
         "init": [StrOptions({"majority", "random"})],
@@ -300,16 +308,25 @@ class GLAD(CrowdModel):
         return dict(params, log_beta=log_beta)
 
     def _items(self, data, params, rater_stats=None):
-        """Item pass: MAP b_i given α and π (warm-started from
-        ``params["log_beta"]`` when it has one entry per item, else from the
-        prior mean), the posterior over z_i and the log marginal."""
+        """Item pass: MAP b_i given α and π, the posterior over z_i and the
+        log marginal.
+
+        b_i is found by a global search on a grid over its prior, then
+        Newton (the same in fit and predict, so that ``fit_predict`` equals
+        ``fit().predict``); during fit, ``params["log_beta"]`` (one entry per
+        item) adds a warm-started candidate, kept only where it is strictly
+        better, so that the objective never decreases.
+        """
         start = params.get("log_beta")
         if start is not None and len(start) == data.n_items:
             log_beta = np.array(start, dtype=np.float64)
             max_steps = _ITEM_FIT_STEPS
         else:
             log_beta = np.full(data.n_items, float(self.b_prior_mean))
-            max_steps = _ITEM_MAX_STEPS
+            max_steps = 0
+        half = (_SEARCH_POINTS - 1) // 2
+        grid = (float(self.b_prior_mean) + float(self.b_prior_std) * _SEARCH_REACH / half
+                * np.arange(-half, half + 1))
         beta = np.empty(data.n_items)
         posterior = np.empty((data.n_items, data.n_classes))
         loglik = np.empty(data.n_items)
@@ -326,6 +343,7 @@ class GLAD(CrowdModel):
             1.0 / float(self.b_prior_std) ** 2,
             max_steps,
             _ITEM_STEP_TOL,
+            grid,
             log_beta,
             beta,
             posterior,
@@ -523,7 +541,11 @@ class GLAD(CrowdModel):
     def _quadrature(self, data):
         """Per item: log marginal likelihood with b_i integrated over its
         prior, and the posterior weight of each quadrature node."""
-        x, w = np.polynomial.hermite.hermgauss(self.n_quadrature)
+        # scipy's rule stays accurate for any number of nodes (numpy's
+        # hermgauss returns NaN weights from ~400 nodes: issue 11, bug 3);
+        # the far nodes whose weights underflow to 0 are left out.
+        x, w = roots_hermite(self.n_quadrature)
+        x, w = x[w > 0], w[w > 0]
         nodes = self.b_prior_mean + np.sqrt(2.0) * self.b_prior_std * x
         log_weights = np.log(w) - 0.5 * np.log(np.pi)
         loglik = np.empty(data.n_items)

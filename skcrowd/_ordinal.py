@@ -786,10 +786,14 @@ class OrdinalMixture(CrowdModel):
                 delta_nodes = np.ones(1)
                 log_delta_weights = np.zeros(1)
                 item_delta_scale = np.asarray(items["delta_mean"], dtype=np.float64)
-            # open-ended outer bins: a proper distribution over the K levels
             lower = problem.lower.copy()
             upper = problem.upper.copy()
-            lower[0], upper[-1] = -np.inf, np.inf
+            if self.link == "ordinal":
+                # open-ended outer bins: a proper distribution over the K levels
+                lower[0], upper[-1] = -np.inf, np.inf
+            # The Gaussian link keeps the finite outer bins: its probability of
+            # a level is density x bin width and its spam density is π_r over
+            # the width, so an infinite width gives inf - inf (bug 1 of issue 11).
             eps = self.rater_reliability_ if self.spam else np.ones(self.n_features_in_)
             loglik = np.empty(data.n_items)
             kernels.item_loglik(

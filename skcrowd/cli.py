@@ -15,6 +15,8 @@ the item's value), then ``p_<class>`` for every class.
 
 import argparse
 import csv
+import io
+import os
 import sys
 import warnings
 from time import perf_counter
@@ -50,17 +52,44 @@ def _log(message):
 
 
 def _read_ratings(path, item, rater, label):
-    with open(path, newline="") as f:
+    """The ratings of a long-form CSV file (``-``: standard input), read as
+    UTF-8 with or without a byte-order mark (Excel's "CSV UTF-8")."""
+    if path == "-":
+        stdin = getattr(sys.stdin, "buffer", None)
+        f = (io.TextIOWrapper(stdin, encoding="utf-8-sig", newline="") if stdin is not None
+             else sys.stdin)
+    else:
+        f = open(path, encoding="utf-8-sig", newline="")
+    name = "standard input" if path == "-" else path
+    try:
         reader = csv.DictReader(f)
         missing = [c for c in (item, rater, label) if c not in (reader.fieldnames or [])]
         if missing:
             raise SystemExit(
-                f"skcrowd: {path} has no column(s) {missing}; it has {reader.fieldnames}. "
+                f"skcrowd: {name} has no column(s) {missing}; it has {reader.fieldnames}. "
                 "Name them with --item/--rater/--label."
             )
-        rows = [(r[item], r[rater], r[label]) for r in reader if r[label] != ""]
+        rows = []
+        for r in reader:
+            fields = (r[item], r[rater], r[label])
+            if None in fields:
+                given = sum(v is not None for k, v in r.items() if k is not None)
+                raise ValueError(
+                    f"{name}, line {reader.line_num}: the row has {given} field(s), "
+                    f"fewer than the header's {len(reader.fieldnames)}."
+                )
+            if fields[2] != "":
+                rows.append(fields)
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{name} is not UTF-8 text (byte {error.object[error.start]:#04x} at "
+            f"position {error.start}); save it as UTF-8 CSV."
+        ) from None
+    finally:
+        if f is not sys.stdin:
+            f.detach() if path == "-" else f.close()
     if not rows:
-        raise SystemExit(f"skcrowd: {path} has no ratings.")
+        raise SystemExit(f"skcrowd: {name} has no ratings.")
     items, raters, labels = (np.array(c) for c in zip(*rows))
     return Ratings(items, raters, _typed(labels))
 
@@ -329,8 +358,24 @@ def build_parser():
 
 
 def main(argv=None):
+    """Run the command line; a user error (unreadable input, bad data, a
+    model that does not fit the labels) prints one line on stderr naming
+    the problem and returns 1."""
     args = build_parser().parse_args(argv)
-    args.func(args)
+    try:
+        output = getattr(args, "output", "-")
+        if output and output != "-":
+            folder = os.path.dirname(output) or "."
+            if not os.path.isdir(folder):
+                raise ValueError(f"cannot write {output}: there is no directory {folder}.")
+        args.func(args)
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        _log(f"skcrowd: error: {where}{error.strerror or error}")
+        return 1
+    except ValueError as error:
+        _log("skcrowd: error: " + " ".join(str(error).split()))
+        return 1
     return 0
 
 

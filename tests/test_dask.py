@@ -171,12 +171,19 @@ def test_worker_processes():
             proba = aligned(model.predict_proba(long_frame(ratings, npartitions=2)), ratings)
             # GLAD's warm starts live in the worker processes between tasks
             glad = GLAD().fit(long_frame(ratings, npartitions=3))
+            caries = load_caries().ratings
+            irt = IRT3PL.from_tag("ab", random_state=0).fit(long_frame(caries, npartitions=3))
+            irt_proba = aligned(irt.predict_proba(long_frame(caries, npartitions=3)), caries)
     in_memory = DawidSkene().fit(ratings)
     np.testing.assert_allclose(model.confusion_, in_memory.confusion_, atol=1e-12)
     np.testing.assert_allclose(proba, in_memory.predict_proba(ratings), atol=1e-12)
     glad_in_memory = GLAD().fit(ratings)
     assert glad.n_iter_ == glad_in_memory.n_iter_
     np.testing.assert_allclose(glad.rater_ability_, glad_in_memory.rater_ability_, atol=1e-8)
+    irt_in_memory = IRT3PL.from_tag("ab", random_state=0).fit(caries)
+    np.testing.assert_allclose(irt.alpha_sens_, irt_in_memory.alpha_sens_, atol=1e-9)
+    np.testing.assert_allclose(irt.lower_bound_, irt_in_memory.lower_bound_, rtol=1e-12)
+    np.testing.assert_allclose(irt_proba, irt_in_memory.predict_proba(caries), atol=1e-9)
 
 
 def test_grid_search_on_the_dask_joblib_backend(client, synthetic):

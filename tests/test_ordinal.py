@@ -93,7 +93,7 @@ def test_truncnorm_moments_and_entropy_match_scipy(lo, hi):
 @pytest.mark.parametrize("lo, hi", [(40.0, 41.0), (-1000.0, -999.0), (300.0, 300.5),
                                     (-41.0, -40.0)])
 def test_truncnorm_far_tails_match_high_precision(lo, hi):
-    mpmath = pytest.importorskip("mpmath")
+    import mpmath  # in the test extra: a missing install fails, never skips
     mpmath.mp.dps = 80
     a, b = mpmath.mpf(lo), mpmath.mpf(hi)
     # the exact closed forms, evaluated with 80 digits (no cancellation)
@@ -364,7 +364,12 @@ def test_item_difficulty_variant_finds_difficult_items(synthetic):
     assert np.corrcoef(z, synthetic.z)[0, 1] > 0.9
     assert len(model.group_difficulty_) == len(synthetic.z)
     hard = synthetic.difficult[synthetic.groups]
-    assert roc_auc_score(hard, -model.group_difficulty_) > 0.6
+    # better than the plain signal of disagreement, each item's rating spread
+    R = synthetic.ratings
+    n = np.bincount(R._item, minlength=R.shape[0])
+    mean = np.bincount(R._item, R.label, minlength=R.shape[0]) / n
+    spread = np.bincount(R._item, (R.label - mean[R._item]) ** 2, minlength=R.shape[0]) / n
+    assert roc_auc_score(hard, -model.group_difficulty_) > roc_auc_score(hard, spread) + 0.03
 
 
 def test_make_ordinal_draws_from_the_model():
@@ -565,7 +570,10 @@ def test_trec_defaults_do_not_fall_into_all_spam(trec, trec_default_fit):
     assert np.median(model.rater_reliability_) > 0.5
     assert np.std(model.item_mean_) > 0.2
     known = ~np.isnan(trec.gold)
-    assert np.corrcoef(model.item_mean_[known], trec.gold[known])[0, 1] > 0.35
+    # and it beats the plain mean of the ratings
+    mean = MeanRating().fit_predict(trec.ratings)
+    assert (np.corrcoef(model.item_mean_[known], trec.gold[known])[0, 1]
+            > np.corrcoef(mean[known], trec.gold[known])[0, 1] + 0.02)
 
 
 @pytest.mark.parametrize("difficulty", [None, "group", "item"])
