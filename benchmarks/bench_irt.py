@@ -1,7 +1,7 @@
 """IRT3PL speed and agreement, with crowd-kit's Dawid–Skene beside the ABC model.
 
 Run:
-    PYTHONPATH=. /work/benchvenv/bin/python benchmarks/bench_irt.py [--skip-1m | --full-1m]
+    PYTHONPATH=. python benchmarks/bench_irt.py [--skip-1m | --full-1m]
 
 Rows:
 1. caries (19,345 ratings) and RTE (8,000 ratings, 164 raters): the full
