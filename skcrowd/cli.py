@@ -153,10 +153,7 @@ def _fit(args):
     gold = _read_gold(args.gold, ratings) if getattr(args, "gold", None) else None
     model = _model(args)
     start = perf_counter()
-    try:
-        model.fit(ratings, gold)
-    except ValueError as error:
-        raise SystemExit(f"skcrowd: {error}") from None
+    model.fit(ratings, gold)  # a ValueError is main's one-line user error
     _log(f"fitted {type(model).__name__} in {perf_counter() - start:.2f}s"
          + (f" with {len(gold)} gold items" if gold else ""))
     args.known = gold or {}

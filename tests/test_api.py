@@ -161,10 +161,12 @@ def test_transform_is_predict_proba_and_works_in_a_pipeline():
     np.testing.assert_array_equal(model.transform(data.ratings), model.predict_proba(data.ratings))
     pipe = make_pipeline(DawidSkene(), LogisticRegression())
     pipe.fit(data.X, data.true_labels)
-    # the pipeline is the two steps composed by hand
-    by_hand = LogisticRegression().fit(DawidSkene().fit_transform(data.X), data.true_labels)
+    # the pipeline is the two steps composed by hand; a Pipeline passes y to
+    # every step's fit, so the crowd model gets it as gold labels
+    crowd = DawidSkene().fit(data.X, data.true_labels)
+    by_hand = LogisticRegression().fit(crowd.transform(data.X), data.true_labels)
     np.testing.assert_allclose(pipe.predict_proba(data.X),
-                               by_hand.predict_proba(DawidSkene().fit(data.X).transform(data.X)))
+                               by_hand.predict_proba(crowd.transform(data.X)))
 
 
 def test_score_is_mean_log_marginal_likelihood():
