@@ -195,6 +195,15 @@ def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
             cdf[p, m] = running
 
 
+@njit(cache=True, nogil=True)
+def _weights(expected_counts, alpha_sens, alpha_spec, g, z, m, n_nodes):
+    """Group g's ability for class z and its expected numbers of correct
+    and wrong ratings at node m of that class."""
+    alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
+    return (alpha, expected_counts[g, z, z * n_nodes + m],
+            expected_counts[g, 1 - z, z * n_nodes + m])
+
+
 @serial_and_parallel
 def rater_expected_loglik(
     expected_counts, alpha_sens, alpha_spec, b, d, log_guess, log_noguess,
@@ -242,6 +251,49 @@ def rater_expected_loglik(
 
 
 @serial_and_parallel
+def rater_expected_loglik_value(expected_counts, alpha_sens, alpha_spec, b, d, log_guess,
+                                log_noguess, value):
+    """``value`` of :func:`rater_expected_loglik` alone, summed in the same
+    order (the same bits): what the Newton step's line search compares,
+    without the derivatives' extra exponential per term."""
+    n_nodes = b.shape[0]
+    for g in prange(alpha_sens.shape[0]):
+        total = 0.0
+        for z in range(2):
+            alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
+            for m in range(n_nodes):
+                w_correct = expected_counts[g, z, z * n_nodes + m]
+                w_wrong = expected_counts[g, 1 - z, z * n_nodes + m]
+                if w_correct == 0.0 and w_wrong == 0.0:
+                    continue
+                correct, wrong = _log_correct_wrong(d[m] * (alpha - b[m]), log_guess[m],
+                                                    log_noguess[m])
+                total += w_correct * correct + w_wrong * wrong
+        value[g] = total
+
+
+@serial_and_parallel
+def node_expected_loglik_value(expected_counts, alpha_sens, alpha_spec, b, d, log_guess,
+                               log_noguess, value):
+    """``value`` of :func:`node_derivatives` alone, summed in the same order
+    (the same bits), for the line search of the hyperparameter step."""
+    n_nodes = b.shape[0]
+    for m in prange(n_nodes):
+        dm = d[m]
+        total = 0.0
+        for g in range(alpha_sens.shape[0]):
+            for z in range(2):
+                alpha, w_correct, w_wrong = _weights(expected_counts, alpha_sens, alpha_spec,
+                                                     g, z, m, n_nodes)
+                if w_correct == 0.0 and w_wrong == 0.0:
+                    continue
+                correct, wrong = _log_correct_wrong(dm * (alpha - b[m]), log_guess[m],
+                                                    log_noguess[m])
+                total += w_correct * correct + w_wrong * wrong
+        value[m] = total
+
+
+@serial_and_parallel
 def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, log_noguess,
                      value, gradient, hessian):
     """Expected log likelihood at each node, summed over groups, with its
@@ -273,9 +325,8 @@ def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, l
         h_bb = h_dd = h_tt = h_bd = h_bt = h_dt = 0.0
         for g in range(alpha_sens.shape[0]):
             for z in range(2):
-                alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
-                w_correct = expected_counts[g, z, z * n_nodes + m]
-                w_wrong = expected_counts[g, 1 - z, z * n_nodes + m]
+                alpha, w_correct, w_wrong = _weights(expected_counts, alpha_sens, alpha_spec,
+                                                     g, z, m, n_nodes)
                 if w_correct == 0.0 and w_wrong == 0.0:
                     continue
                 e = alpha - b[m]
