@@ -32,13 +32,13 @@ def ratings_for(cls, R):
     return R
 
 
-@pytest.mark.parametrize("cls", [DawidSkene, GLAD, IRT3PL, MACE, pytest.param(
-    OrdinalMixture, marks=pytest.mark.xfail(
-        strict=False, reason="passes alone; failed once after test_glad/test_gold in the "
-        "same process (order-dependent, not yet understood)"))], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [DawidSkene, GLAD, IRT3PL, MACE, OrdinalMixture],
+                         ids=lambda c: c.__name__)
 def test_refit_from_fitted_state_converges_at_once(binary, cls):
     R = ratings_for(cls, binary)
-    model = cls(warm_start=True)
+    # a fixed random_state: the random restarts (OrdinalMixture, MACE) end
+    # in different optima run to run otherwise (passes for random_state 0-11)
+    model = cls(warm_start=True, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(R)
