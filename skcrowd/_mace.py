@@ -82,6 +82,11 @@ default="uniform"
     n_jobs : int, default=None
         Numba threads for the kernels (restored afterwards); results do not
         depend on it.
+    accelerate : bool, default=True
+        Extrapolate the EM / VB sequence (SQUAREM, in log coordinates of the
+        Beta and Dirichlet parameters (EM: of the smoothed counts) and of π;
+        see :doc:`/acceleration`): the same optimum in fewer passes over the
+        data.  ``False`` runs the plain iteration.
 
     Attributes
     ----------
@@ -173,6 +178,7 @@ default="uniform"
         random_state=None,
         verbose=0,
         n_jobs=None,
+        accelerate=True,
     ):
         self.method = method
         self.prior_knowing = prior_knowing
@@ -190,6 +196,7 @@ default="uniform"
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.accelerate = accelerate
 
     # -- the model's math -------------------------------------------------------
     def _smoothing(self, n_classes):
@@ -309,16 +316,10 @@ default="uniform"
         call, which also returns the objective's parameter term)."""
         J, K = data.n_raters, data.n_classes
         count = stats["count"] if params is None else params["count"]
-        new = {"count": count}
-        for name in ("log_know", "log_spam", "knowing", "spamming"):
-            new[name] = np.empty(J)
-        for name in ("off", "gain", "know_share"):
-            new[name] = np.empty(J * K)
-        new["log_strategy"], new["strategy"] = np.empty((J, K)), np.empty((J, K))
+        new = _rater_arrays(J, K, count)
         new["param_term"] = kernels.rater_update(
-            stats["know"], count, self.method == "vb", float(self.prior_knowing),
-            float(self.prior_spamming), float(self.prior_strategy),
-            self._smoothing(K), new["log_know"], new["log_spam"], new["log_strategy"],
+            stats["know"], count, self.method == "vb", *self._priors(K),
+            new["log_know"], new["log_spam"], new["log_strategy"],
             new["knowing"], new["spamming"], new["strategy"],
             new["off"], new["gain"], new["know_share"],
         )
@@ -326,9 +327,50 @@ default="uniform"
         if prior is None:
             prior = stats["class_counts"] + self.prior_class
             prior = prior / prior.sum()
-            new["param_term"] += self.prior_class * np.sum(np.log(prior))
-        new["log_prior"] = np.log(prior)
-        return new
+        return self._with_class_prior(new, prior)
+
+    def _priors(self, n_classes):
+        return (float(self.prior_knowing), float(self.prior_spamming),
+                float(self.prior_strategy), self._smoothing(n_classes))
+
+    def _with_class_prior(self, params, prior):
+        """``params`` with π (and, when it is learned, its log prior in the
+        parameter term)."""
+        if self._fixed_prior(prior.shape[0]) is None:
+            params["param_term"] += self.prior_class * np.sum(np.log(prior))
+        params["log_prior"] = np.log(prior)
+        return params
+
+    # -- acceleration hooks (the base loop's SQUAREM) ---------------------------
+    def _params_to_vector(self, params):
+        """log of the Beta / Dirichlet parameters (VB) or of the smoothed
+        counts (EM) of every rater, and log π when it is learned (mapped
+        back to the simplex by normalising): every point of these
+        coordinates is a valid q(θ, ξ) or θ, ξ."""
+        parts = [np.log(params["knowing"]), np.log(params["spamming"]),
+                 np.log(params["strategy"]).ravel()]
+        if self._fixed_prior(params["strategy"].shape[1]) is None:
+            parts.append(params["log_prior"])
+        return np.concatenate(parts)
+
+    def _params_from_vector(self, vector, params):
+        J, K = params["strategy"].shape
+        new = _rater_arrays(J, K, params["count"])
+        new["knowing"][:] = np.exp(vector[:J])
+        new["spamming"][:] = np.exp(vector[J:2 * J])
+        new["strategy"][:] = np.exp(vector[2 * J:J * (K + 2)]).reshape(J, K)
+        new["param_term"] = kernels.rater_params(
+            new["knowing"], new["spamming"], new["strategy"], self.method == "vb",
+            *self._priors(K), new["log_know"], new["log_spam"], new["log_strategy"],
+            new["off"], new["gain"], new["know_share"],
+        )
+        if self._fixed_prior(K) is None:
+            log_prior = vector[J * (K + 2):]
+            prior = np.exp(log_prior - log_prior.max())
+            prior /= prior.sum()
+        else:
+            prior = np.exp(params["log_prior"])
+        return self._with_class_prior(new, prior)
 
     def _objective(self, data, params, items, stats):
         """Per item: the log posterior (EM) or the ELBO (VB).
@@ -416,6 +458,19 @@ default="uniform"
         knew = rng.random(data.n_ratings) < self.rater_competence_[data.rater]
         spam = draw_categorical(self.spam_distribution_[data.rater], rng)
         return np.where(knew, true_class[data.item], spam).astype(np.int32)
+
+
+def _rater_arrays(n_raters, n_classes, count):
+    """Empty global parameters (the kernels fill them) with the fixed
+    ratings per (rater, label) cell ``count``."""
+    new = {"count": count}
+    for name in ("log_know", "log_spam", "knowing", "spamming"):
+        new[name] = np.empty(n_raters)
+    for name in ("off", "gain", "know_share"):
+        new[name] = np.empty(n_raters * n_classes)
+    new["log_strategy"] = np.empty((n_raters, n_classes))
+    new["strategy"] = np.empty((n_raters, n_classes))
+    return new
 
 
 @lru_cache(maxsize=16)
