@@ -78,6 +78,11 @@ default="uniform"
         Restarts (the paper's 10); the one with the highest objective is
         kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters (θ_j and ξ_j; VB: their Beta / Dirichlet posteriors),
+        matched by rater id (raters not seen before start as in a cold
+        fit), as one run (``n_init`` is ignored).  See :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Numba threads for the kernels (restored afterwards); results do not
@@ -176,6 +181,7 @@ default="uniform"
         tol=1e-6,
         n_init=10,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
         accelerate=True,
@@ -194,6 +200,7 @@ default="uniform"
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
         self.accelerate = accelerate
@@ -258,13 +265,10 @@ default="uniform"
             "class_counts": posterior.sum(axis=0),
         }
 
-    def _start_state(self, init_params):
-        if init_params is not None:
-            raise ValueError("MACE does not take init_params (no warm start yet).")
-        return None
-
     def _warm_params(self, data, rng, start):
-        # partial_fit: the earlier θ, ξ, π; the kernel tables from them
+        # warm start and partial_fit: the earlier θ, ξ, π (VB: the weights
+        # exp E[log ·] of their posteriors, what the local step reads); the
+        # kernel tables are made from them again
         params = super()._warm_params(data, rng, start)
         for name in ("off", "gain", "know_share"):
             params.pop(name, None)
