@@ -67,13 +67,19 @@ def name(prior):
     return f"({prior[0]:g}, {prior[1]})" if prior[1] == LEGACY else f"({prior[0]:g}, {prior[1]:g})"
 
 
-def gold():
+def gold_table(title, first_column):
+    """The shipped sets, the table's header and its majority-vote row."""
     data = {n: load() for n, load in SETS.items()}
-    print("\n## Shipped gold sets: accuracy")
-    print("| prior (c, w) | " + " | ".join(data) + " |")
+    print(f"\n## {title}")
+    print(f"| {first_column} | " + " | ".join(data) + " |")
     print("|---|" + "---|" * len(data))
     mv = [accuracy(MajorityVote(), d.ratings, d.gold) for d in data.values()]
     print("| majority vote | " + " | ".join(f"{a:.4f}" for a in mv) + " |")
+    return data
+
+
+def gold():
+    data = gold_table("Shipped gold sets: accuracy", "prior (c, w)")
     for confusion in ("full", "one_coin"):
         for prior in GRID:
             if confusion == "one_coin" and prior[1] == LEGACY:
@@ -149,12 +155,7 @@ def pooled_model(kind, n_classes):
 
 
 def pooled(seeds):
-    data = {n: load() for n, load in SETS.items()}
-    print("\n## Pooled-mean prior (prototype): shipped gold sets")
-    print("| prior | " + " | ".join(data) + " |")
-    print("|---|" + "---|" * len(data))
-    mv = [accuracy(MajorityVote(), d.ratings, d.gold) for d in data.values()]
-    print("| majority vote | " + " | ".join(f"{a:.4f}" for a in mv) + " |")
+    data = gold_table("Pooled-mean prior (prototype): shipped gold sets", "prior")
     for kind in POOLED:
         cells = [accuracy(pooled_model(kind, len(np.unique(d.ratings.label))), d.ratings,
                           d.gold) for d in data.values()]
