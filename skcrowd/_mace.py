@@ -147,7 +147,11 @@ default="uniform"
     _supports_dask = True
     #: stepwise EM blends the expected knowing counts, the ratings per
     #: (rater, label) cell (both flat, rater-major) and the class counts
-    _rater_params = ("log_know", "log_spam", "log_strategy")
+    #: the log weights the local step reads and the Beta / Dirichlet
+    #: parameters (EM: smoothed counts) they come from, the coordinates of
+    #: the accelerated loop: a warm start carries both, so they agree
+    _rater_params = ("log_know", "log_spam", "log_strategy", "knowing", "spamming",
+                     "strategy")
     _shared_params = ("log_prior",)
     _online_stats = ("know", "count", "class_counts")
     _online_rater_stats = ("know", "count")
@@ -425,14 +429,24 @@ default="uniform"
 
     def _fitted_params(self):
         """The parameters the local step of the fit used (VB: the weights
-        exp E[log ·] of the posteriors)."""
+        exp E[log ·] of the posteriors) and where they come from: the
+        posteriors (VB) or the smoothed counts (EM) that give them."""
         log_prior = np.log(self.class_prior_)
         if self.method == "em":
+            theta, xi = self.rater_competence_, self.spam_distribution_
+            # the smoothed counts of the last M-step: θ (a + b) and
+            # (1 - θ)(a + b) with a + b = the rater's ratings + 2 smoothing,
+            # and ξ times the spam count plus K smoothing
+            smoothing = self._smoothing(xi.shape[1])
+            total = np.asarray(self._rater_counts, dtype=np.float64) + 2 * smoothing
+            spamming = (1 - theta) * total
+            strategy = xi * (spamming + (xi.shape[1] - 1) * smoothing)[:, None]
             return {
                 "log_prior": log_prior,
-                "log_know": np.log(self.rater_competence_),
-                "log_spam": np.log1p(-self.rater_competence_),
-                "log_strategy": np.log(self.spam_distribution_),
+                "log_know": np.log(theta),
+                "log_spam": np.log1p(-theta),
+                "log_strategy": np.log(xi),
+                "knowing": theta * total, "spamming": spamming, "strategy": strategy,
             }
         a, b = self.competence_posterior_.T
         c = self.spam_posterior_
@@ -442,6 +456,7 @@ default="uniform"
             "log_know": digamma(a) - psi_ab,
             "log_spam": digamma(b) - psi_ab,
             "log_strategy": digamma(c) - digamma(c.sum(axis=1, keepdims=True)),
+            "knowing": a.copy(), "spamming": b.copy(), "strategy": c.copy(),
         }
 
     def _plug_in_params(self):

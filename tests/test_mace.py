@@ -284,3 +284,26 @@ def test_accuracy_on_gold_not_below_crowdkit(name):
     labels = MACE().fit_predict(data.ratings)
     accuracy = np.mean(labels[known] == data.gold[known])
     assert accuracy >= CROWDKIT_MACE[name] - 0.005
+
+
+@pytest.mark.parametrize("method", ["vb", "em"])
+def test_fitted_coordinates_agree_with_the_log_weights(simulated, method):
+    # A warm start carries the accelerated loop's coordinates (Beta /
+    # Dirichlet parameters, EM: smoothed counts) beside the log weights the
+    # local step reads: the first must give back the second.
+    model = MACE(method=method, n_init=1, random_state=0).fit(simulated.ratings[:3000])
+    fitted = model._fitted_params()
+    J, K = fitted["strategy"].shape
+    out = {name: np.empty(J) for name in ("log_know", "log_spam")}
+    out["log_strategy"] = np.empty((J, K))
+    tables = [np.empty(J * K) for _ in range(3)]
+    kernels.rater_params(fitted["knowing"], fitted["spamming"], fitted["strategy"],
+                         method == "vb", *model._priors(K), out["log_know"], out["log_spam"],
+                         out["log_strategy"], *tables)
+    for name, values in out.items():
+        np.testing.assert_allclose(values, fitted[name], rtol=1e-12, atol=1e-12)
+    if method == "em":  # the smoothed counts of the last M-step, not just their ratios
+        counts = np.bincount(model._encode(simulated.ratings[:3000], reset=False).rater,
+                             minlength=J)
+        total = fitted["knowing"] + fitted["spamming"]
+        np.testing.assert_allclose(total, counts + 2 * model._smoothing(K), rtol=1e-12)
