@@ -62,7 +62,7 @@ class GLAD(CrowdModel):
         Its standard deviation.
     b_prior_mean : float, default=1.0
         Mean of the Gaussian prior on every item's log inverse difficulty
-        b_i = log β_i.
+        b_i = log β_i, between -100 and 100.
     b_prior_std : float, default=1.0
         Its standard deviation, at most 100.  :meth:`score_samples`
         integrates over this prior with ``n_quadrature`` Gauss–Hermite
@@ -174,9 +174,11 @@ class GLAD(CrowdModel):
         **CrowdModel._parameter_constraints,
         "alpha_prior_mean": [Interval(Real, None, None, closed="neither")],
         "alpha_prior_std": [Interval(Real, 0, None, closed="neither")],
-        "b_prior_mean": [Interval(Real, None, None, closed="neither")],
-        # Wider than this, β = exp(b) spans e^±600 within 6 prior standard
-        # deviations: b is not identified and exp(-b) overflows (issue 11, bug 3).
+        # Beyond these, β = exp(b) spans e^±600 within 6 prior standard
+        # deviations of the mean (the search grid's reach): b is not
+        # identified and exp(±b) overflows (issue 11, bug 3; a mean of 1e4
+        # gave a NaN ridge step).
+        "b_prior_mean": [Interval(Real, -100, 100, closed="both")],
         "b_prior_std": [Interval(Real, 0, 100, closed="right")],
         "prior_class": [Interval(Real, 0, None, closed="left")],
         "class_prior": [StrOptions({"uniform", "learn"}), "array-like"],
@@ -481,6 +483,8 @@ class GLAD(CrowdModel):
             hess = -a_prec * np.sum(2 * a * a - a_mean * a) - b_prec * n_items
             curv = min(hess, -b_prec * n_items)
             step = min(max(-grad / curv, -1.0), 1.0)
+            if not np.isfinite(step):  # the priors' scales overflow: stay put
+                break
             while abs(step) > 1e-12:
                 trial = value(s + step)
                 if trial >= current:
