@@ -130,9 +130,10 @@ class OrdinalMixture(CrowdModel):
     accelerate : bool, default=False
         Extrapolate the rater precisions and their population (and a shared
         difficulty) by SQUAREM (see :doc:`/acceleration`).  Off by default:
-        on the shipped data the plain VB sequence drifts for thousands of
-        iterations and the accelerated one can stop in another local
-        optimum of F, so the paper's reproduction runs plain VB.
+        the slow directions of this VB iteration are the raters' ε and the
+        items' q(z), so on TREC it saves no passes, and its path stops on
+        other plateaus of F (another restart is chosen), so the paper's
+        reproduction runs plain VB.
 
     Attributes
     ----------
