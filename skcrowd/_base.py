@@ -1177,6 +1177,9 @@ class CrowdModel(CrowdEstimator):
                 "max_iter or tol.",
                 ConvergenceWarning,
             )
+        with numba_threads(self.n_jobs):
+            best = self._final_step(data, best)
+        history = best.history
         self.n_iter_ = best.n_iter
         self.converged_ = best.converged
         self.lower_bound_ = history[-1]
@@ -1184,6 +1187,13 @@ class CrowdModel(CrowdEstimator):
         with numba_threads(self.n_jobs):
             final = self._set_fitted(data, best.params, best.items)
         return best.items if final is None else final
+
+    def _final_step(self, data, run):
+        """After the loop, a last pass at the best run's parameters that
+        the model needs for its fitted items (default: none).  Returns the
+        run, its items replaced and the pass's objective (which must not be
+        below the run's last) appended to its history."""
+        return run
 
     def _infer_items(self, data):
         with numba_threads(self.n_jobs):

@@ -107,8 +107,11 @@ def test_glad_on_dask_equals_in_memory(client, init):
     on_dask = GLAD(**kwargs).fit(ddf)
     in_memory = GLAD(**kwargs).fit(ratings)
     assert on_dask.n_iter_ == in_memory.n_iter_
-    np.testing.assert_allclose(on_dask.objective_history_, in_memory.objective_history_,
+    # in memory the history ends with the final item pass (the search over
+    # each b_i, which predict runs); on Dask the items stay on the workers
+    np.testing.assert_allclose(on_dask.objective_history_, in_memory.objective_history_[:-1],
                                rtol=1e-10)
+    assert in_memory.objective_history_[-1] >= in_memory.objective_history_[-2]
     np.testing.assert_allclose(on_dask.rater_ability_, in_memory.rater_ability_, atol=1e-8)
     np.testing.assert_allclose(on_dask.class_prior_, in_memory.class_prior_, atol=1e-10)
     assert on_dask.item_difficulty_ is None
