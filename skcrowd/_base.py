@@ -951,6 +951,20 @@ class CrowdModel(CrowdEstimator):
     def _init_params(self, data, rng, restart):
         """Initial global parameters of restart number ``restart``."""
 
+    def _start_from_counts(self, data, rng, restart):
+        """:meth:`_init_params` of a model whose start is the global update
+        of the counts ``_init_stats(data, rng, restart)`` of some starting
+        item posteriors.  On a dask DataFrame each partition starts its own
+        items (random starts from their own seeds) and their counts are
+        summed like a local step's."""
+        if isinstance(data, _dask.DaskRatingData):
+            n = data.n_partitions
+            seeds = rng.randint(0, 2**31 - 1, size=n)
+            stats = data.map_sum(_partition_init_stats, [self] * n, [restart] * n, seeds)
+        else:
+            stats = self._init_stats(data, rng, restart)
+        return self._global_update(data, None, stats)
+
     @abstractmethod
     def _local_step(self, data, params):
         """Item-level inference and the statistics it contributes."""
@@ -1184,3 +1198,8 @@ class CrowdModel(CrowdEstimator):
     def _infer_items(self, data):
         with numba_threads(self.n_jobs):
             return self._local_step(data, self._fitted_params())[0]
+
+
+def _partition_init_stats(data, model, restart, seed):
+    """A dask partition's share of the starting counts (module level: pickled)."""
+    return model._init_stats(data, np.random.RandomState(seed), restart)

@@ -229,15 +229,7 @@ class DawidSkene(CrowdModel):
         return pseudo if earlier is None else pseudo + earlier
 
     def _init_params(self, data, rng, restart):
-        if isinstance(data, DaskRatingData):
-            # Each partition starts its own items (random starts from its own
-            # seed), and their counts are summed like a local step's.
-            n = data.n_partitions
-            seeds = rng.randint(0, 2**31 - 1, size=n)
-            stats = data.map_sum(_partition_init_stats, [self] * n, [restart] * n, seeds)
-        else:
-            stats = self._init_stats(data, rng, restart)
-        return self._global_update(data, None, stats)
+        return self._start_from_counts(data, rng, restart)
 
     def _new_rater_params(self, data, params):
         """A rater not seen before starts at the prior's mode: its
@@ -428,7 +420,3 @@ def _softmax(logits):
 def _xlogy(x, y):
     return np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y)))
 
-
-def _partition_init_stats(data, model, restart, seed):
-    """A dask partition's share of the starting counts (module level: pickled)."""
-    return model._init_stats(data, np.random.RandomState(seed), restart)
