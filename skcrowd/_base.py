@@ -19,6 +19,7 @@ from time import perf_counter
 import numba
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import ndtri
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -62,6 +63,38 @@ def item_chunks(n_items, stats_size, max_chunks=16, max_bytes=2**28):
     """
     n_chunks = int(max(1, min(max_chunks, n_items, max_bytes // (8 * max(stats_size, 1)))))
     return np.linspace(0, n_items, n_chunks + 1).astype(np.int64)
+
+
+def _splitmix64(x):
+    """The splitmix64 finaliser, elementwise on uint64 (wrapping arithmetic)."""
+    x = (x + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def item_normals(item_ids, seed):
+    """One standard normal per item, a function of the item's id and
+    ``seed`` only: the same for an item wherever it sits (in memory, in
+    any Dask partition, in a cross-validation fold).
+
+    Integer ids are hashed as numbers, others by their text (``str``).
+    """
+    ids = np.asarray(item_ids)
+    with np.errstate(over="ignore"):
+        if ids.dtype.kind in "iub":
+            keys = ids.astype(np.int64).view(np.uint64)
+        elif ids.dtype.kind == "f":
+            keys = ids.astype(np.float64).view(np.uint64)
+        else:
+            text = ids.astype(str)
+            codes = text.view(np.uint32).reshape(len(text), -1).astype(np.uint64)
+            keys = np.zeros(len(text), dtype=np.uint64)
+            for column in codes.T:  # the padding (code 0) of shorter ids is skipped
+                keys = np.where(column != 0, _splitmix64(keys ^ column), keys)
+        hashed = _splitmix64(keys ^ _splitmix64(np.uint64(seed)))
+    uniform = ((hashed >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+    return ndtri(uniform)
 
 
 def draw_categorical(probabilities, rng):
@@ -141,6 +174,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             ratings._item_ptr,
             n_raters=self.n_features_in_,
             n_classes=len(self.classes_),
+            item_ids=ratings.item_ids,
         )
 
     def _set_classes(self, labels):
@@ -218,6 +252,17 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     def _sample_labels(self, data, rng):
         """Label codes of simulated ratings on the design of ``data``."""
 
+    def _dask_columns(self, **fit_params):
+        """The columns a dask DataFrame needs besides item, rater and label,
+        as ``(name, column)`` pairs, from the fit parameters (which name
+        columns on Dask, e.g. OrdinalMixture's ``groups``)."""
+        if fit_params:
+            raise TypeError(
+                f"{type(self).__name__}.fit got unexpected arguments "
+                f"{sorted(fit_params)}."
+            )
+        return ()
+
     def _predict_from_items(self, items):
         """The point prediction per item from the per-item state."""
         return self.classes_[np.argmax(items["proba"], axis=1)]
@@ -226,8 +271,13 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     def _fit(self, X, **fit_params):
         if _dask.is_dask_frame(X):
             # The fit loop over the workers' partitions (DESIGN §9); the
-            # training items' states stay there.
-            self._fit_encoded(_dask.encode_frame(self, X), **fit_params)
+            # training items' states stay there until the fit ends.
+            data = _dask.encode_frame(self, X, **fit_params)
+            try:
+                self._fit_encoded(data)
+            finally:
+                data.release()
+            self._dask_iterations = data.iterations  # timings, for benchmarks
             return None
         data = self._encode(X, reset=True)
         return self._fit_encoded(data, **fit_params)

@@ -311,9 +311,13 @@ class RatingData:
     item_ptr : int64 array of shape (n_items + 1,)
         Ratings of item ``i`` are ``item_ptr[i]:item_ptr[i + 1]``.
     n_items, n_raters, n_classes : int
+    item_ids : ndarray of shape (n_items,)
+        The items' ids (default their positions): what per-item random
+        starts are drawn from, so that they do not depend on how the items
+        are laid out (in memory, or over Dask partitions).
     """
 
-    def __init__(self, item, rater, label, item_ptr, n_raters, n_classes):
+    def __init__(self, item, rater, label, item_ptr, n_raters, n_classes, item_ids=None):
         self.item = item
         self.rater = rater
         self.label = label
@@ -321,6 +325,7 @@ class RatingData:
         self.n_items = len(item_ptr) - 1
         self.n_raters = int(n_raters)
         self.n_classes = int(n_classes)
+        self.item_ids = np.arange(self.n_items) if item_ids is None else item_ids
 
     @property
     def n_ratings(self):
