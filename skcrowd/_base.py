@@ -73,10 +73,11 @@ def _splitmix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-def item_normals(item_ids, seed):
-    """One standard normal per item, a function of the item's id and
-    ``seed`` only: the same for an item wherever it sits (in memory, in
-    any Dask partition, in a cross-validation fold).
+def item_uniforms(item_ids, seed):
+    """One uniform number in (0, 1) per item, a function of the item's id
+    and ``seed`` only: the same for an item wherever it sits (in memory, in
+    any Dask partition, in a cross-validation fold), so that random starts
+    do not depend on how the items are laid out.
 
     Integer ids are hashed as numbers, others by their text (``str``).
     """
@@ -93,8 +94,12 @@ def item_normals(item_ids, seed):
             for column in codes.T:  # the padding (code 0) of shorter ids is skipped
                 keys = np.where(column != 0, _splitmix64(keys ^ column), keys)
         hashed = _splitmix64(keys ^ _splitmix64(np.uint64(seed)))
-    uniform = ((hashed >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
-    return ndtri(uniform)
+    return ((hashed >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+
+
+def item_normals(item_ids, seed):
+    """One standard normal per item (see :func:`item_uniforms`)."""
+    return ndtri(item_uniforms(item_ids, seed))
 
 
 def draw_categorical(probabilities, rng):

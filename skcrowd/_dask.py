@@ -221,8 +221,9 @@ class DaskRatingData:
     ``n_ratings``) and the ratings per rater (``rater_counts``), so that the
     global update and objective run unchanged.  ``iterations`` records, per
     local step over the partitions, its wall time on the client, the summed
-    compute time of its tasks and the seconds the client spent sending
-    parameters and receiving statistics.
+    compute time of its tasks, and the seconds the client spent sending the
+    parameters, waiting for the tasks and the reduction, and receiving the
+    statistics.
     """
 
     def __init__(self, client, parts, workers, n_raters, n_classes, n_ratings, n_items,
@@ -269,13 +270,16 @@ class DaskRatingData:
             futures = [client.submit(_combine_batches, maxima, *futures[i:i + FAN_IN],
                                      pure=False)
                        for i in range(0, len(futures), FAN_IN)]
-        done = perf_counter()
+        from distributed import wait
+
+        wait(futures[0])
+        ready = perf_counter()
         result = futures[0].result()
         end = perf_counter()
         compute = sum(stats.pop("_seconds") for stats in result.values())
         self.iterations.append({"wall": end - start, "compute": compute,
-                                "send": sent - start, "receive": end - done,
-                                "restarts": len(batch)})
+                                "send": sent - start, "tasks": ready - sent,
+                                "receive": end - ready, "restarts": len(batch)})
         return result
 
     def local_stats(self, model, params):

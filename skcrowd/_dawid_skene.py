@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, draw_categorical, item_chunks
+from ._base import CrowdModel, draw_categorical, item_chunks, item_uniforms
 from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
 from ._kernels._common import vote_counts
@@ -153,25 +153,32 @@ class DawidSkene(CrowdModel):
         return data
 
     def _init_params(self, data, rng, restart):
+        seed = None  # the majority-vote start
+        if restart > 0 or self.init != "majority":
+            seed = int(rng.randint(2**31 - 1 - data.n_classes))
         if isinstance(data, DaskRatingData):
-            # Each partition starts its own items (random starts from its own
-            # seed), and their counts are summed like a local step's.
+            # Each partition starts its own items, their counts summed like
+            # a local step's.
             n = data.n_partitions
-            seeds = rng.randint(0, 2**31 - 1, size=n)
-            stats = data.map_sum(_partition_init_stats, [self] * n, [restart] * n, seeds)
+            stats = data.map_sum(_partition_init_stats, [self] * n, [seed] * n)
         else:
-            stats = self._init_stats(data, rng, restart)
+            stats = self._init_stats(data, seed)
         return self._global_update(data, None, stats)
 
-    def _init_stats(self, data, rng, restart):
-        """Confusion and class counts of the starting item posteriors."""
-        if restart == 0 and self.init == "majority":
+    def _init_stats(self, data, seed):
+        """Confusion and class counts of the starting item posteriors: the
+        vote shares, or random ones from ``seed``."""
+        if seed is None:
             posterior = np.empty((data.n_items, data.n_classes))
             vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, posterior)
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
-            posterior = rng.dirichlet(np.ones(data.n_classes), size=data.n_items)
+            # Dirichlet(1, ..., 1) rows as normalised exponentials, each a
+            # function of the item's id (the same in any Dask partition)
+            posterior = -np.log(np.column_stack(
+                [item_uniforms(data.item_ids, seed + k) for k in range(data.n_classes)]))
+            posterior /= posterior.sum(axis=1, keepdims=True)
         return self._stats(data, posterior)
 
     def _stats(self, data, posterior):
@@ -276,6 +283,6 @@ def _xlogy(x, y):
     return np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y)))
 
 
-def _partition_init_stats(data, model, restart, seed):
+def _partition_init_stats(data, model, seed):
     """A dask partition's share of the starting counts (module level: pickled)."""
-    return model._init_stats(data, np.random.RandomState(seed), restart)
+    return model._init_stats(data, seed)
