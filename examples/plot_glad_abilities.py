@@ -1,7 +1,6 @@
 """
-=====================================================
 GLAD: who to trust, and which items are hard
-=====================================================
+============================================
 
 :class:`skcrowd.GLAD` gives every rater an ability α_j and every item an
 inverse difficulty β_i; a rater is right with probability σ(α_j β_i).
@@ -15,16 +14,13 @@ at the abilities GLAD finds on the bluebirds data set.
 # -----------------
 # 5,000 items, 60 raters, 10 ratings per item, two classes; a tenth of the
 # raters are spammers (α = 0).
-import matplotlib
-
-if __name__ == "__main__":
-    matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy.stats import spearmanr
 
 from skcrowd import GLAD, MajorityVote
 from skcrowd.datasets import load_bluebirds, make_glad
+from skcrowd.plotting import plot_rater_ranking
 
 data = make_glad(5_000, 60, 10, 2, spammer_fraction=0.1, random_state=0)
 model = GLAD().fit(data.ratings)
@@ -56,12 +52,7 @@ birds_model = GLAD().fit(birds.ratings)
 known = ~np.isnan(birds.gold)
 accuracy = np.mean(birds_model.predict(birds.ratings)[known] == birds.gold[known])
 print(f"bluebirds: accuracy on gold {accuracy:.4f} after {birds_model.n_iter_} iterations")
-order = np.argsort(birds_model.rater_ability_)
-fig2, ax = plt.subplots(figsize=(7, 3.5))
-ax.bar(np.arange(len(order)), birds_model.rater_ability_[order])
-ax.set(xlabel="rater (sorted)", ylabel="ability α", title="bluebirds: rater abilities")
-fig2.tight_layout()
-
-if __name__ == "__main__":
-    fig.savefig("plot_glad_abilities_simulated.png", dpi=100)
-    fig2.savefig("plot_glad_abilities_bluebirds.png", dpi=100)
+fig2, ax = plt.subplots(figsize=(7, 6), constrained_layout=True)
+plot_rater_ranking(birds_model, ax=ax)
+ax.set_title("bluebirds: rater abilities, worst to best")
+plt.show()

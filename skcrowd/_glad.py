@@ -30,8 +30,8 @@ class GLAD(CrowdModel):
     0: guessing).  Rater j gives the true class with probability
     σ(α_j β_i) and any other class with probability (1 - σ(α_j β_i)) / (K - 1)
     (Whitehill et al. 2009, in its multi-class form).  Priors:
-    α_j ~ N(``alpha_prior_mean``, ``alpha_prior_std``²),
-    b_i ~ N(``b_prior_mean``, ``b_prior_std``²), π uniform or Dirichlet.
+    α_j ~ N(``alpha_prior_mean``, ``alpha_prior_std ** 2``),
+    b_i ~ N(``b_prior_mean``, ``b_prior_std ** 2``), π uniform or Dirichlet.
 
     Fitting maximises the marginal log posterior
     log p(X | α, b, π) + log p(α) + log p(b) + log p(π), with every z_i summed

@@ -125,6 +125,23 @@ def lattice_grid(tags=None):
 
     One dict per model, each value a one-element list, so that the grid
     holds exactly the seed's 18 models (not all 32 flag combinations).
+
+    Parameters
+    ----------
+    tags : list of str, default=None
+        The models to include, by tag (``"full"``, ``"ab"``, ...); default:
+        all 18.
+
+    Returns
+    -------
+    param_grid : list of dict
+
+    Examples
+    --------
+    >>> from skcrowd import lattice_grid
+    >>> grid = lattice_grid(["ab", "full"])
+    >>> len(grid), grid[0]["guessing"], grid[0]["discrimination"]
+    (2, [False], [False])
     """
     chosen = LATTICE_TAGS if tags is None else tags
     return [{k: [v] for k, v in _tag_params(t).items()} for t in chosen]
@@ -410,8 +427,8 @@ class IRT3PL(CrowdModel):
         b, d, log_guess, log_noguess = self._node_values(grid, params["hyper"])
         M = len(b)
         table = np.empty((data.n_raters, 2, 2 * M))
-        kernels.rating_log_table(params["alpha_sens"], params["alpha_spec"], b, d,
-                                 log_guess, log_noguess, table)
+        kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
+                                                  b, d, log_guess, log_noguess, table)
         log_class = self._log_class_prior(params["prior"])
         log_prior = np.concatenate([log_class[0] + grid[1], log_class[1] + grid[1]])
         P = pat["n_patterns"]
@@ -477,7 +494,7 @@ class IRT3PL(CrowdModel):
         value = np.empty(G)
         grad = np.empty((G, 2))
         hess = np.empty((G, 2))
-        kernels.rater_expected_loglik(W, sens, spec, *nodes, value, grad, hess)
+        kernels.rater_expected_loglik.pick(W.size)(W, sens, spec, *nodes, value, grad, hess)
         pv, pg, ph = self._rater_log_prior(sens, spec)
         return value + pv, grad + pg, hess + ph
 
@@ -551,8 +568,8 @@ class IRT3PL(CrowdModel):
         node_value = np.empty(M)
         node_grad = np.empty((3, M))
         node_hess = np.empty((6, M))
-        kernels.node_derivatives(W, sens, spec, b, d, log_guess, log_noguess,
-                                 node_value, node_grad, node_hess)
+        kernels.node_derivatives.pick(W.size)(W, sens, spec, b, d, log_guess, log_noguess,
+                                              node_value, node_grad, node_hess)
         # Node coordinate (0: b, 1: d, 2: t) of each hyperparameter, its first
         # derivative dθ and its own second derivative d²θ.
         coord, first, second = [], [], []
@@ -682,13 +699,13 @@ class IRT3PL(CrowdModel):
             b, d, log_guess, log_noguess = self._node_values(grid, params["hyper"])
             M = len(b)
             table = np.empty((data.n_raters, 2, 2 * M))
-            kernels.rating_log_table(params["alpha_sens"], params["alpha_spec"], b, d,
-                                     log_guess, log_noguess, table)
+            kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
+                                                      b, d, log_guess, log_noguess, table)
             log_class = self._log_class_prior(params["prior"])
             log_prior = np.concatenate([log_class[0] + grid[1], log_class[1] + grid[1]])
             cdf = np.empty((pat["n_patterns"], M))
-            kernels.pattern_node_cdf(pat["ptr"], pat["rater"], pat["label"], log_prior,
-                                     table, cdf)
+            kernels.pattern_node_cdf.pick(cdf.size)(pat["ptr"], pat["rater"], pat["label"],
+                                                    log_prior, table, cdf)
             # Offsetting row p by p makes the flattened cdf sorted, so one
             # searchsorted draws every item's node.
             flat = (cdf + np.arange(len(cdf))[:, None]).ravel()

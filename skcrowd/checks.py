@@ -52,6 +52,20 @@ class PredictiveCheck:
     simulated : dict
         Statistic name -> the replicates, shape (n_replicates, n_components).
     n_replicates : int
+
+    Examples
+    --------
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.checks import posterior_predictive_check
+    >>> from skcrowd.datasets import make_dawid_skene
+    >>> data = make_dawid_skene(n_items=200, n_raters=5, random_state=0)
+    >>> model = DawidSkene().fit(data.ratings)
+    >>> check = posterior_predictive_check(model, data.ratings, n_replicates=50,
+    ...                                    random_state=0)
+    >>> check.simulated["rater"].shape  # 50 replicates of 5 raters' positives
+    (50, 5)
+    >>> bool(0 <= check.p_values["rater"] <= 0.5)
+    True
     """
 
     p_values: dict = field(default_factory=dict)
@@ -80,6 +94,16 @@ def check_statistics(item, rater, codes, n_items, n_raters, n_classes, max_per_i
         k >= 1 per rater (rater-major); ``"ratings"``: shape
         ``((n_classes - 1) * (max_per_item + 1),)``, for each class k >= 1 the
         number of items with 0, 1, ... ratings of class k.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.checks import check_statistics
+    >>> item, rater = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    >>> codes = np.array([1, 1, 0, 1])  # item 0: two positives, item 1: one
+    >>> stats = check_statistics(item, rater, codes, 2, 2, 2, 2)
+    >>> stats["rater"], stats["ratings"]
+    (array([1., 2.]), array([0., 1., 1.]))
     """
     K1 = max(n_classes - 1, 1)
     positive = codes >= 1

@@ -26,7 +26,10 @@ def _reference_posteriors(data, log_prior, log_conf):
     np.add.at(logp, data.item, log_conf[data.rater, :, data.label])
     top = logp.max(axis=1, keepdims=True)
     loglik = top[:, 0] + np.log(np.exp(logp - top).sum(axis=1))
-    return np.exp(logp - loglik[:, None]), loglik
+    posterior = np.exp(logp - loglik[:, None])
+    # DESIGN §3: an item without ratings scores 0 (its prior sums to one)
+    loglik[np.diff(data.item_ptr) == 0] = 0.0
+    return posterior, loglik
 
 
 def _reference_counts(data, posterior):
@@ -55,7 +58,7 @@ def test_e_step_matches_numpy(small, n_chunks):
     np.testing.assert_allclose(ll, ref_ll, rtol=1e-12)
     # items without ratings: the prior, and log-likelihood 0
     np.testing.assert_allclose(post[-1], prior)
-    assert ll[-1] == pytest.approx(0.0, abs=1e-15)
+    assert ll[-1] == 0.0
     counts = partial.sum(axis=0).reshape(data.n_raters, K, K).transpose(0, 2, 1)
     np.testing.assert_allclose(counts, _reference_counts(data, ref_post), rtol=1e-12)
     np.testing.assert_allclose(partial_class.sum(axis=0), ref_post.sum(axis=0), rtol=1e-12)
@@ -126,3 +129,34 @@ def test_serial_and_parallel_variants_agree_exactly(small):
     for a, b in zip(*outputs):
         np.testing.assert_array_equal(a, b)
     assert _dawid_skene.e_step.pick(10) is _dawid_skene.e_step.serial
+
+
+def test_vectorised_exp_is_within_two_ulp_of_numpy():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-708, 0, 20_000), rng.uniform(-1, 0, 5_000),
+                        [0.0, -1e-300, -0.5 * np.log(2), -np.log(2), -707.99]])
+    top = 3.5
+    out = x + top
+    ref = np.exp(out - top)  # the kernel exponentiates the same rounded difference
+    total = _common.exp_shifted_inplace(out, top, np.empty(len(x), np.int64))
+    assert np.all(np.abs(out - ref) <= 2 * np.spacing(ref))
+    assert total == pytest.approx(ref.sum(), rel=1e-14)
+    # below exp(-708) and -inf: exactly 0, never NaN
+    out = np.array([-709.0, -1e4, -np.inf, 0.0])
+    _common.exp_shifted_inplace(out, 0.0, np.empty(4, np.int64))
+    np.testing.assert_array_equal(out, [0.0, 0.0, 0.0, 1.0])
+
+
+def test_normalize_log_rows_matches_normalize_log_inplace():
+    rng = np.random.default_rng(1)
+    for n in (1, 3, 4, 7, 1470):
+        row = rng.normal(-50, 30, n)
+        row[rng.random(n) < 0.1] = -np.inf
+        row[0] = -20.0
+        a, b = row.copy(), row.copy()
+        assert _common.normalize_log_rows(a, np.empty(n, np.int64)) == pytest.approx(
+            _common.normalize_log_inplace(b), rel=1e-14)
+        np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-300)
+    row = np.full(5, -np.inf)
+    assert _common.normalize_log_rows(row, np.empty(5, np.int64)) == -np.inf
+    np.testing.assert_array_equal(row, np.full(5, 0.2))

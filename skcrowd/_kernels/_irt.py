@@ -17,7 +17,7 @@ The joint index of (z, m) is ``z * M + m`` everywhere.
 import numpy as np
 from numba import njit, prange
 
-from ._common import normalize_log_inplace
+from ._common import normalize_log_rows, serial_and_parallel
 
 
 @njit(cache=True, nogil=True)
@@ -59,7 +59,7 @@ def _terms(x, log_guess, log_noguess):
     return correct, wrong, s, slope
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@serial_and_parallel
 def rating_log_table(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table):
     """``table[j, y, z * M + m]`` = log P(rating y | z, node m, rater j).
 
@@ -81,9 +81,9 @@ def rating_log_table(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table
 
 
 @njit(cache=True, nogil=True)
-def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post):
+def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post, work):
     """Posterior over (z, grid node) of pattern ``p`` into ``post``; returns
-    the log marginal likelihood of its ratings."""
+    the log marginal likelihood of its ratings.  ``work``: scratch like ``post``."""
     for k in range(log_prior.shape[0]):
         post[k] = log_prior[k]
     # Element indexing, not a view per rating: a view's reference count is an
@@ -92,7 +92,7 @@ def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post):
         j, y = rater[n], label[n]
         for k in range(log_prior.shape[0]):
             post[k] += table[j, y, k]
-    return normalize_log_inplace(post)
+    return normalize_log_rows(post, work)
 
 
 @njit(cache=True, nogil=True)
@@ -106,8 +106,10 @@ def _pattern_chunk(
     out = expected_counts[c]
     out[:, :, :] = 0.0
     post = np.empty(n_joint)
+    work = np.empty(n_joint, dtype=np.int64)
     for p in range(chunk_ptr[c], chunk_ptr[c + 1]):
-        log_marginal = _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post)
+        log_marginal = _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post,
+                                          work)
         # An item without ratings has likelihood 1 exactly (the prior sums to 1).
         loglik[p] = log_marginal if pattern_ptr[p + 1] > pattern_ptr[p] else 0.0
         positive = 0.0
@@ -174,7 +176,7 @@ def pattern_posteriors_serial(
                        node_values, expected_counts, proba_positive, effect_means, loglik)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@serial_and_parallel
 def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
     """Cumulative posterior over the nodes (z summed out), per pattern.
 
@@ -185,14 +187,15 @@ def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
     n_nodes = n_joint // 2
     for p in prange(pattern_ptr.shape[0] - 1):
         post = np.empty(n_joint)
-        _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post)
+        work = np.empty(n_joint, dtype=np.int64)
+        _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post, work)
         running = 0.0
         for m in range(n_nodes):
             running += post[m] + post[n_nodes + m]
             cdf[p, m] = running
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@serial_and_parallel
 def rater_expected_loglik(
     expected_counts, alpha_sens, alpha_spec, b, d, log_guess, log_noguess,
     value, gradient, hessian,
@@ -238,7 +241,7 @@ def rater_expected_loglik(
         value[g] = total
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@serial_and_parallel
 def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, log_noguess,
                      value, gradient, hessian):
     """Expected log likelihood at each node, summed over groups, with its

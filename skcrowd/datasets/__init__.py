@@ -12,8 +12,10 @@ from ._loaders import (
     load_web,
 )
 from ._ordinal_generator import make_ordinal
+from ._spam import add_fake_spam
 
 __all__ = [
+    "add_fake_spam",
     "load_bluebirds",
     "load_caries",
     "load_dog",

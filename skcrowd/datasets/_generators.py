@@ -78,6 +78,17 @@ def make_dawid_skene(
         (the same as a dense ``(n_items, n_raters)`` matrix with NaN),
         ``true_labels`` (n_items,), ``confusion`` (n_raters, K, K),
         ``class_prior`` (K,), ``spammer`` (bool per rater).
+
+    Examples
+    --------
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.datasets import make_dawid_skene
+    >>> data = make_dawid_skene(200, 10, 3, 2, random_state=0)
+    >>> data.ratings
+    Ratings(n_items=200, n_raters=10, n_ratings=600)
+    >>> model = DawidSkene().fit(data.ratings)
+    >>> model.confusion_.shape == data.confusion.shape
+    True
     """
     rng = check_random_state(random_state)
     K = n_classes

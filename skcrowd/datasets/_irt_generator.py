@@ -58,6 +58,15 @@ def make_irt(
         ``sensitivity``, ``specificity`` (probability scale), ``difficulty``,
         ``discrimination``, ``guessing`` (per item), ``prevalence``, ``params``
         (the lattice flags).
+
+    Examples
+    --------
+    >>> from skcrowd.datasets import make_irt
+    >>> data = make_irt(n_items=300, n_raters=5, ratings_per_item=5, random_state=0)
+    >>> data.ratings
+    Ratings(n_items=300, n_raters=5, n_ratings=1500)
+    >>> data.sensitivity.shape
+    (5,)
     """
     from .._irt import _tag_params
 

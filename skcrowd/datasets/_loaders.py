@@ -80,6 +80,15 @@ def load_caries():
     -------
     data : Bunch
         ``ratings`` (:class:`~skcrowd.Ratings`), ``gold`` (None), ``DESCR``.
+
+    Examples
+    --------
+    >>> from skcrowd.datasets import load_caries
+    >>> data = load_caries()
+    >>> data.ratings
+    Ratings(n_items=3869, n_raters=5, n_ratings=19345)
+    >>> data.gold is None
+    True
     """
     return _load("caries", has_gold=False)
 
@@ -94,6 +103,18 @@ def load_rte():
     data : Bunch
         ``ratings``, ``gold`` (float array aligned with
         ``ratings.item_ids``, NaN where unknown) and ``DESCR``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import MajorityVote
+    >>> from skcrowd.datasets import load_rte
+    >>> data = load_rte()
+    >>> data.ratings
+    Ratings(n_items=800, n_raters=164, n_ratings=8000)
+    >>> labels = MajorityVote().fit_predict(data.ratings)
+    >>> print(f"{np.mean(labels == data.gold):.4f}")
+    0.9187
     """
     return _load("rte")
 
@@ -102,6 +123,18 @@ def load_bluebirds():
     """Bluebird species, binary (Welinder et al. 2010).
 
     108 items x 39 raters, fully crossed (4,212 ratings); gold for all.
+
+    Returns
+    -------
+    data : Bunch
+        ``ratings``, ``gold`` (float array aligned with
+        ``ratings.item_ids``) and ``DESCR``.
+
+    Examples
+    --------
+    >>> from skcrowd.datasets import load_bluebirds
+    >>> load_bluebirds().ratings
+    Ratings(n_items=108, n_raters=39, n_ratings=4212)
     """
     return _load("bluebirds")
 
@@ -110,6 +143,21 @@ def load_dog():
     """Dog breeds, 4 classes (Zhou et al. 2012).
 
     807 items, 109 raters, 8,070 ratings; gold for all items.
+
+    Returns
+    -------
+    data : Bunch
+        ``ratings``, ``gold`` (float array aligned with
+        ``ratings.item_ids``) and ``DESCR``.
+
+    Examples
+    --------
+    >>> from skcrowd.datasets import load_dog
+    >>> data = load_dog()
+    >>> data.ratings
+    Ratings(n_items=807, n_raters=109, n_ratings=8070)
+    >>> sorted(set(data.ratings.label.tolist()))
+    [0, 1, 2, 3]
     """
     return _load("dog")
 
@@ -119,6 +167,22 @@ def load_web():
 
     2,665 items, 177 raters, 15,567 ratings coded 1..5; gold for 2,653 items
     (NaN for the other 12).
+
+    Returns
+    -------
+    data : Bunch
+        ``ratings``, ``gold`` (float array aligned with
+        ``ratings.item_ids``, NaN where unknown) and ``DESCR``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.datasets import load_web
+    >>> data = load_web()
+    >>> data.ratings
+    Ratings(n_items=2665, n_raters=177, n_ratings=15567)
+    >>> int(np.sum(~np.isnan(data.gold)))
+    2653
     """
     return _load("web")
 
@@ -144,6 +208,16 @@ def load_trec2010(preprocess=None):
         mapped to 1/2/3 with ``"paper"`` — NaN for the items without gold);
         ``groups`` (the query id of each item, for ``GroupKFold`` and the
         per-query difficulty of OrdinalMixture); ``DESCR``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.datasets import load_trec2010
+    >>> data = load_trec2010(preprocess="paper")
+    >>> data.ratings
+    Ratings(n_items=20026, n_raters=762, n_ratings=91783)
+    >>> len(np.unique(data.groups))
+    100
     """
     if preprocess not in (None, "paper"):
         raise ValueError(f"preprocess must be None or 'paper'; got {preprocess!r}.")

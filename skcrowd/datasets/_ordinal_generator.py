@@ -63,6 +63,15 @@ def make_ordinal(
         ``rater_reliability`` (ε), ``spammer`` (bool per rater),
         ``group_difficulty`` (δ per group), ``difficult`` (bool per group),
         ``thresholds``.
+
+    Examples
+    --------
+    >>> from skcrowd.datasets import make_ordinal
+    >>> data = make_ordinal(300, 20, 5, random_state=0)
+    >>> data.ratings
+    Ratings(n_items=300, n_raters=20, n_ratings=1500)
+    >>> data.z.shape, data.rater_reliability.shape
+    ((300,), (20,))
     """
     # a Generator seeded from random_state (random_design needs Generator.integers)
     rng = np.random.default_rng(check_random_state(random_state).randint(2**31 - 1))

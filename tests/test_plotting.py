@@ -1,0 +1,178 @@
+"""skcrowd.plotting: each plot draws what the fitted model says, on the Axes asked for."""
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from skcrowd import GLAD, IRT3PL, DawidSkene, MajorityVote, OrdinalMixture  # noqa: E402
+from skcrowd.checks import posterior_predictive_check  # noqa: E402
+from skcrowd.datasets import make_dawid_skene, make_irt, make_ordinal  # noqa: E402
+from skcrowd.plotting import (  # noqa: E402
+    plot_confusion_matrices,
+    plot_convergence,
+    plot_item_uncertainty,
+    plot_ordinal_raters,
+    plot_predictive_check,
+    plot_rater_ranking,
+    plot_sensitivity_specificity,
+)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def binary():
+    data = make_dawid_skene(300, 8, 4, 2, random_state=0)
+    return data.ratings, DawidSkene().fit(data.ratings)
+
+
+@pytest.fixture(scope="module")
+def three_class():
+    data = make_dawid_skene(300, 6, 4, 3, random_state=1)
+    return data.ratings, DawidSkene().fit(data.ratings)
+
+
+@pytest.fixture(scope="module")
+def irt():
+    data = make_irt(n_items=300, n_raters=5, ratings_per_item=5, random_state=0)
+    return data.ratings, IRT3PL.from_tag("ab", random_state=0).fit(data.ratings)
+
+
+def test_confusion_matrices_one_panel_per_rater_with_the_values(three_class):
+    _, model = three_class
+    axes = plot_confusion_matrices(model, raters=[0, 2, 5], ncols=2)
+    assert len(axes) == 4  # a 2 x 2 grid for three raters
+    assert [a.get_visible() for a in axes] == [True, True, True, False]
+    for panel, j in zip(axes, [0, 2, 5]):
+        image = panel.get_images()[0].get_array()
+        np.testing.assert_allclose(image, model.confusion_[j])
+        assert panel.get_title() == f"rater {model.rater_ids_[j]}"
+        texts = [t.get_text() for t in panel.texts]
+        assert texts == [f"{v:.2f}" for v in model.confusion_[j].ravel()]
+
+
+def test_confusion_matrices_on_given_axes(three_class):
+    _, model = three_class
+    fig, given = plt.subplots(1, 2)
+    axes = plot_confusion_matrices(model, raters=[1, 3], ax=given)
+    assert list(axes) == list(given)
+    with pytest.raises(ValueError, match="2 Axes for 3 raters"):
+        plot_confusion_matrices(model, raters=[0, 1, 2], ax=given)
+    with pytest.raises(ValueError, match="column indices"):
+        plot_confusion_matrices(model, raters=[6])
+    with pytest.raises(ValueError, match="no confusion_"):
+        plot_confusion_matrices(MajorityVote().fit(np.array([[0, 1], [1, 1]])))
+
+
+def test_sensitivity_specificity_points_and_spam_line(binary):
+    _, model = binary
+    fig, given = plt.subplots()
+    ax = plot_sensitivity_specificity(model, ax=given, annotate=True)
+    assert ax is given
+    points = ax.collections[0].get_offsets()
+    np.testing.assert_allclose(points[:, 0], model.confusion_[:, 0, 0])
+    np.testing.assert_allclose(points[:, 1], model.confusion_[:, 1, 1])
+    spam_line = ax.lines[0]
+    x, y = spam_line.get_xdata(), spam_line.get_ydata()
+    np.testing.assert_allclose(np.asarray(x) + np.asarray(y), 1.0)
+    assert len(ax.texts) == model.n_features_in_
+
+
+def test_sensitivity_specificity_of_irt3pl(irt):
+    _, model = irt
+    ax = plot_sensitivity_specificity(model)
+    points = ax.collections[0].get_offsets()
+    np.testing.assert_allclose(points[:, 0], model.specificity_)
+    np.testing.assert_allclose(points[:, 1], model.sensitivity_)
+
+
+def test_sensitivity_specificity_needs_a_binary_model(three_class):
+    _, model = three_class
+    with pytest.raises(ValueError, match="sensitivity and specificity"):
+        plot_sensitivity_specificity(model)
+
+
+def test_rater_ranking_bars_are_sorted_values(binary, irt):
+    ratings, ds = binary
+    ax = plot_rater_ranking(ds)
+    widths = [bar.get_width() for bar in ax.patches]
+    np.testing.assert_allclose(widths, np.sort(ds.rater_accuracy_))
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert ticks == [str(r) for r in ds.rater_ids_[np.argsort(ds.rater_accuracy_,
+                                                              kind="stable")]]
+    glad = GLAD().fit(ratings)
+    ax = plot_rater_ranking(glad, top=2)
+    widths = [bar.get_width() for bar in ax.patches]
+    sorted_ability = np.sort(glad.rater_ability_)
+    np.testing.assert_allclose(widths, np.r_[sorted_ability[:2], sorted_ability[-2:]])
+    _, model = irt
+    ax = plot_rater_ranking(model)
+    assert ax.get_xlabel() == "sensitivity + specificity - 1"
+    np.testing.assert_allclose([b.get_width() for b in ax.patches],
+                               np.sort(model.sensitivity_ + model.specificity_ - 1))
+    with pytest.raises(ValueError, match="no attribute 'rater_ability_'"):
+        plot_rater_ranking(ds, attribute="rater_ability_")
+
+
+def test_ordinal_raters_reliability_against_precision():
+    data = make_ordinal(300, 20, 5, random_state=0)
+    model = OrdinalMixture(n_init=1, random_state=0).fit(data.ratings)
+    ax = plot_ordinal_raters(model)
+    points = ax.collections[0].get_offsets()
+    np.testing.assert_allclose(points[:, 0], model.rater_reliability_)
+    np.testing.assert_allclose(points[:, 1], model.rater_precision_)
+    assert ax.get_yscale() == "log"
+
+
+def test_ordinal_raters_needs_an_ordinal_model(binary):
+    with pytest.raises(ValueError, match="OrdinalMixture"):
+        plot_ordinal_raters(binary[1])
+
+
+def test_item_uncertainty_histogram_counts_every_item(binary):
+    ratings, model = binary
+    ax = plot_item_uncertainty(model, ratings, bins=10)
+    heights = [bar.get_height() for bar in ax.patches]
+    assert len(heights) == 10
+    assert sum(heights) == ratings.shape[0]
+    mean_line = ax.lines[0].get_xdata()[0]
+    assert mean_line == pytest.approx(model.predict_proba(ratings).max(axis=1).mean())
+
+
+def test_predictive_check_boxes_and_data(irt):
+    ratings, model = irt
+    check = posterior_predictive_check(model, ratings, n_replicates=50, random_state=0)
+    for statistic in ("ratings", "rater"):
+        _, given = plt.subplots()
+        ax = plot_predictive_check(check, statistic, ax=given)
+        assert ax is given
+        observed = check.observed[statistic]
+        data_line = ax.lines[-1]
+        np.testing.assert_allclose(data_line.get_ydata(), observed)
+        # one box per component: 2 whiskers, 2 caps, the box and the median
+        assert len(ax.lines) == 6 * len(observed) + 1
+        assert f"p = {check.p_values[statistic]:.3f}" in ax.get_title()
+    assert ax.get_yscale() == "linear"
+    with pytest.raises(ValueError, match="statistic must be one of"):
+        plot_predictive_check(check, "items")
+
+
+def test_convergence_draws_the_objective_history(binary):
+    _, model = binary
+    ax = plot_convergence(model)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), model.objective_history_)
+    assert f"{len(model.objective_history_)} iterations" in ax.get_title()
+
+
+def test_plots_need_a_fitted_model():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        plot_convergence(DawidSkene())
