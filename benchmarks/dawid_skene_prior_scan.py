@@ -1,32 +1,121 @@
-"""Accuracy on gold of DawidSkene for a few Dirichlet prior settings.
+"""Accuracy of DawidSkene for a grid of Dirichlet priors, on the shipped
+gold sets and on simulated data with 2 to 10 classes and few ratings per
+rater per class.
 
-Run from the repository root:  python benchmarks/dawid_skene_prior_scan.py
+Run from the repository root::
+
+    python benchmarks/dawid_skene_prior_scan.py                  # both
+    python benchmarks/dawid_skene_prior_scan.py --only gold
+    python benchmarks/dawid_skene_prior_scan.py --only synthetic --seeds 5
+
+A prior is (c, w): ``prior_correct`` = c pseudo-answers on the diagonal of
+each confusion row and ``prior_wrong`` = w pseudo-answers in all, split
+evenly over the K - 1 wrong labels (w / (K - 1) per cell).  "per cell 0.5"
+is the default, 0.5 on every wrong cell (0.5 (K - 1) in all, so its pull
+toward wrong answers grows with K).  For ``confusion="one_coin"`` w is the
+Beta pseudo-count of wrong answers, a total already.
 """
 
+import argparse
+import itertools
 import warnings
 
 import numpy as np
 
-from skcrowd import DawidSkene
-from skcrowd.datasets import load_bluebirds, load_dog, load_rte, load_web
+from skcrowd import DawidSkene, MajorityVote
+from skcrowd.datasets import (
+    load_bluebirds,
+    load_dog,
+    load_rte,
+    load_web,
+    make_dawid_skene,
+)
 
 SETS = {"rte": load_rte, "bluebirds": load_bluebirds, "dog": load_dog, "web": load_web}
-PRIORS = [(2, 1), (1, 0.5), (1, 1), (0.5, 0.25), (0.1, 0.1), (0, 0)]
+CORRECT = (0.0, 0.5, 1.0, 2.0, 4.0)
+WRONG = (0.0, 0.1, 0.5, 1.0, 2.0)
+LEGACY = "per cell 0.5"
+GRID = [(c, w) for c, w in itertools.product(CORRECT, WRONG)] + [(1.0, LEGACY)]
 
 
-def main():
-    data = {name: load() for name, load in SETS.items()}
-    print(f"{'(correct, wrong)':<18}" + "".join(f"{n:>11}" for n in data))
-    for correct, wrong in PRIORS:
-        cells = []
-        for d in data.values():
-            known = ~np.isnan(d.gold)
-            model = DawidSkene(prior_correct=correct, prior_wrong=wrong)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                labels = model.fit_predict(d.ratings)
-            cells.append(np.mean(labels[known] == d.gold[known]))
-        print(f"{str((correct, wrong)):<18}" + "".join(f"{c:>11.4f}" for c in cells))
+def accuracy(model, ratings, truth):
+    known = ~np.isnan(truth) if truth.dtype.kind == "f" else np.ones(len(truth), bool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        labels = model.fit_predict(ratings)
+    return float(np.mean(labels[known] == truth[known]))
+
+
+def model_for(prior, n_classes, confusion="full"):
+    """DawidSkene with the prior (c, w): ``prior_wrong`` is a per-cell count
+    for the full model and a total for one_coin."""
+    c, w = prior
+    if w == LEGACY:
+        return DawidSkene(prior_correct=c, prior_wrong=0.5, confusion=confusion)
+    per_cell = w / max(n_classes - 1, 1) if confusion == "full" else w
+    return DawidSkene(prior_correct=c, prior_wrong=per_cell, confusion=confusion)
+
+
+def name(prior):
+    return f"({prior[0]:g}, {prior[1]})" if prior[1] == LEGACY else f"({prior[0]:g}, {prior[1]:g})"
+
+
+def gold():
+    data = {n: load() for n, load in SETS.items()}
+    print("\n## Shipped gold sets: accuracy")
+    print("| prior (c, w) | " + " | ".join(data) + " |")
+    print("|---|" + "---|" * len(data))
+    mv = [accuracy(MajorityVote(), d.ratings, d.gold) for d in data.values()]
+    print("| majority vote | " + " | ".join(f"{a:.4f}" for a in mv) + " |")
+    for confusion in ("full", "one_coin"):
+        for prior in GRID:
+            if confusion == "one_coin" and prior[1] == LEGACY:
+                continue
+            cells = [accuracy(model_for(prior, len(np.unique(d.ratings.label)), confusion),
+                              d.ratings, d.gold) for d in data.values()]
+            tag = "" if confusion == "full" else " one_coin"
+            print(f"| {name(prior)}{tag} | " + " | ".join(f"{a:.4f}" for a in cells) + " |",
+                  flush=True)
+
+
+def synthetic(seeds, accuracy_range, n_items=1000, n_raters=60):
+    print(f"\n## Synthetic: {n_items} items, {n_raters} raters, rater accuracy uniform in "
+          f"{accuracy_range}, mean over {seeds} seeds; gap to the best prior of the grid "
+          "(points)")
+    for confusion in ("full", "one_coin"):
+        grid = [p for p in GRID if not (confusion == "one_coin" and p[1] == LEGACY)]
+        print(f"\n### confusion={confusion!r}")
+        print("| K | ratings/item | majority vote | best (c, w) | best | "
+              + " | ".join(name(p) for p in grid) + " |")
+        print("|---|---|---|---|---|" + "---|" * len(grid))
+        for K, per_item in itertools.product((2, 3, 5, 8, 10), (2, 3)):
+            scores = np.zeros((seeds, len(grid)))
+            mv = np.zeros(seeds)
+            for seed in range(seeds):
+                d = make_dawid_skene(n_items, n_raters, per_item, K, accuracy=accuracy_range,
+                                     random_state=seed)
+                mv[seed] = accuracy(MajorityVote(), d.ratings, d.true_labels)
+                for g, prior in enumerate(grid):
+                    scores[seed, g] = accuracy(model_for(prior, K, confusion), d.ratings,
+                                               d.true_labels)
+            mean = scores.mean(axis=0)
+            best = int(np.argmax(mean))
+            gaps = " | ".join(f"{100 * (m - mean[best]):+.1f}" for m in mean)
+            print(f"| {K} | {per_item} | {mv.mean():.4f} | {name(grid[best])} | "
+                  f"{mean[best]:.4f} | {gaps} |", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default="gold,synthetic")
+    parser.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    if "gold" in only:
+        gold()
+    if "synthetic" in only:
+        for accuracy_range in ((0.4, 0.9), (0.6, 0.95)):
+            synthetic(args.seeds, accuracy_range)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ raters, and measure the raters and the items.
 from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene
 from ._glad import GLAD
+from ._mace import MACE
 from ._irt import IRT3PL, lattice, lattice_grid
 from ._ordinal import OrdinalMixture
 from ._ratings import Ratings
@@ -17,6 +18,7 @@ __all__ = [
     "DawidSkene",
     "GLAD",
     "IRT3PL",
+    "MACE",
     "MajorityVote",
     "MeanRating",
     "MedianRating",

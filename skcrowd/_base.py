@@ -102,6 +102,16 @@ def item_normals(item_ids, seed):
     return ndtri(item_uniforms(item_ids, seed))
 
 
+def item_dirichlet(item_ids, seed, n_classes):
+    """One Dirichlet(1, ..., 1) row per item, as normalised exponentials of
+    :func:`item_uniforms` (seeds ``seed`` ... ``seed + n_classes - 1``): a
+    random start of the items' posteriors that is the same in memory and in
+    any Dask partition."""
+    rows = -np.log(np.column_stack(
+        [item_uniforms(item_ids, seed + k) for k in range(n_classes)]))
+    return rows / rows.sum(axis=1, keepdims=True)
+
+
 def draw_categorical(probabilities, rng):
     """One draw per row of an ``(n, K)`` matrix of probabilities, as int32."""
     cdf = np.cumsum(probabilities, axis=1)

@@ -70,7 +70,8 @@ def _standard_frame(estimator, frame, extra=()):
     if not getattr(estimator, "_supports_dask", False):
         raise ValueError(
             f"{type(estimator).__name__} does not run on Dask; fit it on a Ratings or a "
-            "matrix, or use DawidSkene, GLAD, IRT3PL or OrdinalMixture for a dask DataFrame."
+            "matrix, or use DawidSkene, GLAD, IRT3PL, MACE or OrdinalMixture for a dask "
+            "DataFrame."
         )
     names = long_columns(frame.columns)
     if names is None:

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, draw_categorical, item_chunks, item_uniforms
+from ._base import CrowdModel, draw_categorical, item_chunks, item_dirichlet
 from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
 from ._kernels._common import vote_counts
@@ -174,11 +174,7 @@ class DawidSkene(CrowdModel):
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
-            # Dirichlet(1, ..., 1) rows as normalised exponentials, each a
-            # function of the item's id (the same in any Dask partition)
-            posterior = -np.log(np.column_stack(
-                [item_uniforms(data.item_ids, seed + k) for k in range(data.n_classes)]))
-            posterior /= posterior.sum(axis=1, keepdims=True)
+            posterior = item_dirichlet(data.item_ids, seed, data.n_classes)
         return self._stats(data, posterior)
 
     def _stats(self, data, posterior):

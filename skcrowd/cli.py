@@ -20,6 +20,7 @@ from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene
 from ._glad import GLAD
 from ._irt import IRT3PL
+from ._mace import MACE
 from ._ordinal import OrdinalMixture
 from ._ratings import Ratings
 
@@ -32,6 +33,7 @@ MODELS = {
     "one-coin": lambda: DawidSkene(confusion="one_coin"),
     "glad": GLAD,
     "irt3pl": IRT3PL,
+    "mace": MACE,
     "ordinal": OrdinalMixture,
 }
 
@@ -104,7 +106,7 @@ def cmd_raters(args):
     counts = np.bincount(ratings._rater, minlength=ratings.shape[1])
     columns = {"n_ratings": counts}
     for name in ("rater_accuracy_", "rater_ability_", "sensitivity_", "specificity_",
-                 "rater_reliability_", "rater_precision_"):
+                 "rater_reliability_", "rater_precision_", "rater_competence_"):
         if hasattr(model, name):
             columns[name.rstrip("_")] = getattr(model, name)
     header = ["rater", *columns]

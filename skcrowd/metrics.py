@@ -1,13 +1,37 @@
 """Metrics for real-valued (ordinal) truth: MSE, Pearson correlation and NDCG
-averaged over groups (queries), as in Lakshminarayanan & Teh (2013).
+averaged over groups (queries), as in Lakshminarayanan & Teh (2013); and
+agreement between raters and the uncertainty of a fitted model's labels
+(Krippendorff's alpha, Fleiss' kappa, pairwise Cohen's kappa, posterior
+entropy, crowd-kit's uncertainty and consistency).
 
-Every function takes the gold values first and ignores the items whose gold
-is NaN (unknown), so a loader's ``gold`` can be passed as is.
+The truth metrics take the gold values first and ignore the items whose gold
+is NaN (unknown), so a loader's ``gold`` can be passed as is.  The agreement
+metrics take the ratings in any form the estimators accept.
 """
 
 import numpy as np
 
-__all__ = ["mean_squared_error", "correlation", "ndcg", "ordinal_scores"]
+from ._agreement import (
+    cohen_kappa_matrix,
+    consistency,
+    fleiss_kappa,
+    krippendorff_alpha,
+    posterior_entropy,
+    uncertainty,
+)
+
+__all__ = [
+    "mean_squared_error",
+    "correlation",
+    "ndcg",
+    "ordinal_scores",
+    "krippendorff_alpha",
+    "fleiss_kappa",
+    "cohen_kappa_matrix",
+    "posterior_entropy",
+    "uncertainty",
+    "consistency",
+]
 
 
 def _known(y_true, y_pred):

@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from sklearn.pipeline import make_pipeline
 from sklearn.linear_model import LogisticRegression
 
-from skcrowd import DawidSkene, MajorityVote, MeanRating, MedianRating, Ratings
+from skcrowd import MACE, DawidSkene, MajorityVote, MeanRating, MedianRating, Ratings
 
-MODELS = [DawidSkene, MajorityVote, MeanRating, MedianRating]
+MODELS = [DawidSkene, MACE, MajorityVote, MeanRating, MedianRating]
 
 X = np.array(
     [

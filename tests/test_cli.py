@@ -55,3 +55,14 @@ def test_demo_runs_as_a_command():
     )
     assert result.returncode == 0, result.stderr
     assert "rte" in result.stdout and "web" in result.stdout
+
+
+def test_mace_aggregate_and_raters(rte_csv, tmp_path, capsys):
+    out = tmp_path / "truth.csv"
+    assert cli.main(["aggregate", str(rte_csv), "--model", "mace", "-o", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 800
+    cli.main(["raters", str(rte_csv), "--model", "mace"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "rater,n_ratings,rater_accuracy,rater_competence"
+    assert len(lines) == 165

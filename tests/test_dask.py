@@ -9,8 +9,9 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from skcrowd import GLAD, DawidSkene, IRT3PL, OrdinalMixture  # noqa: E402
-from skcrowd.datasets import load_caries, make_dawid_skene, make_ordinal  # noqa: E402
+from skcrowd import GLAD, MACE, DawidSkene, IRT3PL, OrdinalMixture  # noqa: E402
+from skcrowd.datasets import (load_caries, make_dawid_skene, make_mace,  # noqa: E402
+                              make_ordinal)
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +118,38 @@ def test_glad_on_dask_equals_in_memory(client, init):
     assert on_dask.item_difficulty_ is None
     np.testing.assert_allclose(aligned(on_dask.predict_proba(ddf), ratings),
                                in_memory.predict_proba(ratings), atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["vb", "em"])
+def test_mace_on_dask_equals_in_memory(client, method):
+    """MACE's global step needs only summed per-rater counts."""
+    ratings = make_mace(n_items=3000, n_raters=30, ratings_per_item=4, n_classes=3,
+                        random_state=0).ratings
+    ddf = long_frame(ratings, npartitions=4)
+    kwargs = {"method": method, "class_prior": "learn", "n_init": 1}
+    on_dask = MACE(**kwargs).fit(ddf)
+    in_memory = MACE(**kwargs).fit(ratings)
+    assert on_dask.n_iter_ == in_memory.n_iter_
+    np.testing.assert_allclose(on_dask.objective_history_, in_memory.objective_history_,
+                               rtol=1e-12)
+    np.testing.assert_allclose(on_dask.rater_competence_, in_memory.rater_competence_,
+                               atol=1e-10)
+    np.testing.assert_allclose(on_dask.spam_distribution_, in_memory.spam_distribution_,
+                               atol=1e-10)
+    np.testing.assert_allclose(aligned(on_dask.predict_proba(ddf), ratings),
+                               in_memory.predict_proba(ratings), atol=1e-10)
+    loglik = on_dask.score_samples(ddf).compute().loc[ratings.item_ids].to_numpy()
+    np.testing.assert_allclose(loglik, in_memory.score_samples(ratings), rtol=1e-10)
+    # random restarts draw each item's start from its id: as in memory
+    restarts = MACE(method=method, init="random", n_init=2, random_state=0).fit(ddf)
+    assert np.all(np.diff(restarts.objective_history_) >= -1e-12)
+    restarts_in_memory = MACE(method=method, init="random", n_init=2,
+                              random_state=0).fit(ratings)
+    assert restarts.n_iter_ == restarts_in_memory.n_iter_
+    np.testing.assert_allclose(restarts.objective_history_,
+                               restarts_in_memory.objective_history_, rtol=1e-10)
+    np.testing.assert_allclose(restarts.rater_competence_,
+                               restarts_in_memory.rater_competence_, atol=1e-8)
 
 
 def test_dask_input_errors(client, synthetic):

@@ -3,6 +3,7 @@
 from ._generators import make_dawid_skene
 from ._glad_generator import make_glad
 from ._irt_generator import make_irt
+from ._mace_generator import make_mace
 from ._loaders import (
     load_bluebirds,
     load_caries,
@@ -25,5 +26,6 @@ __all__ = [
     "make_dawid_skene",
     "make_glad",
     "make_irt",
+    "make_mace",
     "make_ordinal",
 ]

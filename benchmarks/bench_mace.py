@@ -1,0 +1,147 @@
+"""MACE: skcrowd against crowd-kit 1.4.2 in one run (times, ratios, accuracy).
+
+    pip install ".[bench]"
+    python benchmarks/bench_mace.py                 # everything
+    python benchmarks/bench_mace.py --only gold     # the shipped sets only
+
+Sections
+--------
+gold       the shipped data sets with gold: defaults on both sides (skcrowd:
+           VB, 10 restarts, <= 200 iterations, tol 1e-6; crowd-kit: VB,
+           10 restarts x 50 iterations)
+synthetic  1M ratings simulated from MACE (200,000 items x 5, 200 raters,
+           K=4, 20% spammers): defaults on both sides, and once with the
+           same budget as crowd-kit (10 restarts x exactly 50 iterations)
+
+Timings are fits only (inputs built beforehand), wall and process CPU;
+skcrowd is warmed up (numba compiled) first.  crowd-kit's restarts all start
+from the same point (it seeds each restart with ``random_state``), so its 10
+restarts cost 10 fits and give the result of one.
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _crowdkit import crowdkit_available, crowdkit_version, make_frame  # noqa: E402
+
+from skcrowd import MACE, MajorityVote  # noqa: E402
+from skcrowd.datasets import (  # noqa: E402
+    load_bluebirds,
+    load_dog,
+    load_rte,
+    load_web,
+    make_mace,
+)
+
+SETS = {"rte": load_rte, "bluebirds": load_bluebirds, "dog": load_dog, "web": load_web}
+
+
+def timed(fit):
+    cpu, wall = time.process_time(), time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fit()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def skcrowd_labels(ratings, **params):
+    model = MACE(random_state=0, **params)
+    labels, wall, cpu = timed(lambda: model.fit_predict(ratings))
+    return labels, wall, cpu, model
+
+
+def crowdkit_labels(ratings):
+    """crowd-kit MACE with its defaults; labels aligned with ratings.item_ids."""
+    from crowdkit.aggregation import MACE as CrowdKitMACE
+
+    frame = make_frame(ratings._item, ratings._rater, ratings.label)
+    model = CrowdKitMACE()
+    _, wall, cpu = timed(lambda: model.fit(frame))
+    labels = model.labels_.reindex(np.arange(len(ratings.item_ids))).to_numpy()
+    return labels.astype(np.float64), wall, cpu
+
+
+def print_rows(rows):
+    print("| data | method | accuracy | wall (s) | CPU (s) | iterations |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]:.4f} | {r[3]:.3f} | {r[4]:.3f} | {r[5]} |")
+
+
+def ratio_line(name, ours, theirs):
+    print(f"- {name}: crowd-kit / skcrowd wall = {theirs[3] / ours[3]:.0f}x, "
+          f"CPU = {theirs[4] / ours[4]:.0f}x; accuracy {ours[2]:.4f} vs {theirs[2]:.4f}")
+
+
+def gold():
+    rows = []
+    for name, load in SETS.items():
+        data = load()
+        known = ~np.isnan(data.gold)
+        truth = data.gold[known]
+        mv = np.mean(MajorityVote().fit_predict(data.ratings)[known] == truth)
+        rows.append((name, "majority vote", mv, 0.0, 0.0, "-"))
+        labels, wall, cpu, model = skcrowd_labels(data.ratings)
+        ours = (name, "skcrowd MACE", np.mean(labels[known] == truth), wall, cpu,
+                f"{model.n_iter_} (best of 10)")
+        rows.append(ours)
+        labels, wall, cpu, model = skcrowd_labels(data.ratings, method="em")
+        rows.append((name, "skcrowd MACE em", np.mean(labels[known] == truth), wall, cpu,
+                     f"{model.n_iter_} (best of 10)"))
+        if crowdkit_available():
+            labels, wall, cpu = crowdkit_labels(data.ratings)
+            theirs = (name, "crowd-kit MACE", np.mean(labels[known] == truth), wall, cpu,
+                      "10 x 50")
+            rows.append(theirs)
+            ratio_line(name, ours, theirs)
+    print("\n## Shipped gold sets, defaults")
+    print_rows(rows)
+
+
+def synthetic():
+    data = make_mace(200_000, 200, 5, 4, spammer_fraction=0.2, dense=False, random_state=0)
+    ratings, truth = data.ratings, data.true_labels
+    rows = []
+    mv = np.mean(MajorityVote().fit_predict(ratings) == truth)
+    rows.append(("1M", "majority vote", mv, 0.0, 0.0, "-"))
+    for label, params in (("skcrowd MACE, defaults", {}),
+                          ("skcrowd MACE, 10 x 50 iterations", {"max_iter": 50, "tol": 0})):
+        labels, wall, cpu, model = skcrowd_labels(ratings, **params)
+        rows.append(("1M", label, np.mean(labels == truth), wall, cpu,
+                     f"{model.n_iter_} (best of 10)"))
+    ours = rows[1]
+    if crowdkit_available():
+        labels, wall, cpu = crowdkit_labels(ratings)
+        theirs = ("1M", "crowd-kit MACE", np.mean(labels == truth), wall, cpu, "10 x 50")
+        rows.append(theirs)
+    print(f"\n## Synthetic: {ratings.n_ratings:,} ratings, 200,000 items x 5, 200 raters, "
+          "K=4, 20% spammers")
+    print_rows(rows)
+    if crowdkit_available():
+        ratio_line("1M, defaults", ours, theirs)
+        ratio_line("1M, same budget", rows[2], theirs)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default="gold,synthetic")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    print(f"crowd-kit {crowdkit_version()}; load average {os.getloadavg()[0]:.2f} at start")
+    small = make_mace(200, 10, 3, 3, random_state=1).ratings
+    skcrowd_labels(small, max_iter=2)  # compile the kernels
+    if "gold" in only:
+        gold()
+    if "synthetic" in only:
+        synthetic()
+    print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""MACE arithmetic: the posterior over each item's true label, fused with
+the expected "knew the answer" counts, so that an iteration reads the
+ratings once.
+
+For a rating with label l by rater j, P(l | T = k) is θ_j + (1 - θ_j) ξ_j[l]
+when k = l and (1 - θ_j) ξ_j[l] otherwise (Hovy et al. 2013, eq. 1).  In
+log space that is ``off[cell] + gain[cell] * [k == l]`` with
+``off = log((1 - θ) ξ_l)`` and ``gain = log(1 + θ / ((1 - θ) ξ_l)) >= 0``,
+so an item costs O(ratings + classes) instead of O(ratings x classes).
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._common import normalize_log_inplace, serial_and_parallel
+
+
+@serial_and_parallel
+def e_step(item_ptr, label, cell, log_prior, off, gain, know_share, chunk_ptr,
+           posterior, loglik, partial_know, partial_class):
+    """Posterior over the true label and expected knowing counts, one pass.
+
+    ``posterior[i, k]`` ∝ π_k Π_n P(label_n | k) over the ratings n of item
+    i, normalised in log space; ``loglik[i]`` is the log normaliser (0 for
+    an item without ratings).  A rating n of an item with posterior q knew
+    the answer with probability q[label_n] · ``know_share[cell_n]`` (only a
+    rater who gave the true label can have known it); that probability is
+    added to ``partial_know[c, cell_n]`` of the item's chunk c.  Chunks (``chunk_ptr``, chosen from the
+    data shape) write only their own rows, so the caller's serial sum over
+    chunks is the same for any number of threads.
+
+    Parameters
+    ----------
+    item_ptr : int64 (n_items + 1,)
+    label : int32 (n_ratings,)
+    cell : int32 (n_ratings,)
+        ``rater * n_classes + label`` of each rating.
+    log_prior : float64 (n_classes,)
+    off : float64 (n_raters * n_classes,)
+        log P(label | T != label) of each cell.
+    gain : float64 (n_raters * n_classes,)
+        log P(label | T = label) - ``off``.
+    know_share : float64 (n_raters * n_classes,)
+        P(knew | label, T = label) = θ / (θ + (1 - θ) ξ_label).
+    chunk_ptr : int64 (n_chunks + 1,)
+    posterior : float64 (n_items, n_classes), output
+    loglik : float64 (n_items,), output
+    partial_know : float64 (n_chunks, n_raters * n_classes), output
+    partial_class : float64 (n_chunks, n_classes), output
+        Σ of the posteriors of the chunk's items.
+    """
+    n_classes = log_prior.shape[0]
+    n_cells = partial_know.shape[1]
+    for c in prange(chunk_ptr.shape[0] - 1):
+        row = np.empty(n_classes)
+        for r in range(n_cells):
+            partial_know[c, r] = 0.0
+        for k in range(n_classes):
+            partial_class[c, k] = 0.0
+        for i in range(chunk_ptr[c], chunk_ptr[c + 1]):
+            start, stop = item_ptr[i], item_ptr[i + 1]
+            for k in range(n_classes):
+                row[k] = log_prior[k]
+            shared = 0.0  # the spam term every class gets
+            for n in range(start, stop):
+                r = cell[n]
+                shared += off[r]
+                row[label[n]] += gain[r]
+            for k in range(n_classes):
+                row[k] += shared
+            loglik[i] = normalize_log_inplace(row)
+            for k in range(n_classes):
+                posterior[i, k] = row[k]
+                partial_class[c, k] += row[k]
+            for n in range(start, stop):
+                r = cell[n]
+                partial_know[c, r] += row[label[n]] * know_share[r]
+
+
+@njit(cache=True, nogil=True)
+def digamma(x):
+    """ψ(x) for x > 0: the recurrence ψ(x) = ψ(x + 1) - 1/x up to x >= 10,
+    then the asymptotic series (error below 1e-14 there)."""
+    result = 0.0
+    while x < 10.0:
+        result -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
+    return result + np.log(x) - 0.5 / x - series
+
+
+@njit(cache=True, nogil=True)
+def cell_tables(log_know, log_spam, log_strategy, off, gain, know_share):
+    """The e-step's per (rater, label) tables from log θ, log(1 - θ), log ξ
+    (see the module docstring): ``off`` = log((1 - θ) ξ_l), ``gain`` =
+    log(θ + (1 - θ) ξ_l) - ``off``, ``know_share`` = θ / (θ + (1 - θ) ξ_l)."""
+    n_raters, n_classes = log_strategy.shape
+    for j in range(n_raters):
+        for l in range(n_classes):
+            r = j * n_classes + l
+            spam = log_spam[j] + log_strategy[j, l]
+            top = max(spam, log_know[j])
+            both = top + np.log(np.exp(spam - top) + np.exp(log_know[j] - top))
+            off[r] = spam
+            gain[r] = both - spam
+            know_share[r] = np.exp(log_know[j] - both)
+
+
+@njit(cache=True, nogil=True)
+def rater_update(know, count, variational, prior_knowing, prior_spamming, prior_strategy,
+                 smoothing, log_know, log_spam, log_strategy, knowing, spamming, strategy,
+                 off, gain, know_share):
+    """The global step for every rater from the summed counts; returns the
+    parameter term of the objective.
+
+    ``know[j * K + l]`` is the expected number of rater j's ratings with
+    label l in which the rater knew the answer, ``count`` the number of
+    those ratings; the rest were spam with label l.  ``variational``:
+    q(θ_j) = Beta(``knowing``, ``spamming``) = Beta(prior + knowing counts,
+    prior + spam counts), q(ξ_j) = Dir(``strategy``) = Dir(prior + spam
+    counts), the log outputs are E[log θ_j], E[log(1 - θ_j)], E[log ξ_j]
+    (Hovy et al. 2013, §2.1), and the returned term is
+    -Σ_j KL(q(θ_j) || p) + KL(q(ξ_j) || p).  Otherwise MAP EM with
+    ``smoothing`` pseudo-counts on every count; the log outputs are
+    log θ_j, log(1 - θ_j), log ξ_j, and the term the log prior
+    Σ smoothing · log(parameter) (``knowing``, ``spamming``, ``strategy``
+    then hold the smoothed counts).  The e-step's tables ``off``, ``gain``,
+    ``know_share`` of the new parameters are filled too (:func:`cell_tables`).
+
+    Parameters
+    ----------
+    know, count : float64 (n_raters * n_classes,)
+    variational : bool
+    prior_knowing, prior_spamming, prior_strategy, smoothing : float
+    log_know, log_spam : float64 (n_raters,), output
+    log_strategy : float64 (n_raters, n_classes), output
+    knowing, spamming : float64 (n_raters,), output
+    strategy : float64 (n_raters, n_classes), output
+    off, gain, know_share : float64 (n_raters * n_classes,), output
+    """
+    n_raters, n_classes = log_strategy.shape
+    if variational:
+        a0, b0, c0 = prior_knowing, prior_spamming, prior_strategy
+    else:
+        a0, b0, c0 = smoothing, smoothing, smoothing
+    # the Beta and Dirichlet normalisers of the prior
+    log_beta0 = math.lgamma(a0) + math.lgamma(b0) - math.lgamma(a0 + b0)
+    log_dir0 = n_classes * math.lgamma(c0) - math.lgamma(n_classes * c0)
+    term = 0.0
+    for j in range(n_raters):
+        known = 0.0
+        c_total = 0.0
+        for l in range(n_classes):
+            r = j * n_classes + l
+            known += know[r]
+            # Only the label's own cell holds knowing ratings; the rest spam.
+            strategy[j, l] = max(count[r] - know[r], 0.0) + c0
+            c_total += strategy[j, l]
+        a = known + a0
+        b = c_total - n_classes * c0 + b0
+        knowing[j] = a
+        spamming[j] = b
+        if variational:
+            psi_ab = digamma(a + b)
+            log_know[j] = digamma(a) - psi_ab
+            log_spam[j] = digamma(b) - psi_ab
+            psi_c = digamma(c_total)
+            kl = (log_beta0 - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+                  + (a - a0) * log_know[j] + (b - b0) * log_spam[j])
+            kl += math.lgamma(c_total) + log_dir0
+            for l in range(n_classes):
+                c = strategy[j, l]
+                log_strategy[j, l] = digamma(c) - psi_c
+                kl += (c - c0) * log_strategy[j, l] - math.lgamma(c)
+            term -= kl
+        else:
+            log_know[j] = np.log(a / (a + b))
+            log_spam[j] = np.log(b / (a + b))
+            term += smoothing * (log_know[j] + log_spam[j])
+            for l in range(n_classes):
+                log_strategy[j, l] = np.log(strategy[j, l] / c_total)
+                term += smoothing * log_strategy[j, l]
+    cell_tables(log_know, log_spam, log_strategy, off, gain, know_share)
+    return term

@@ -1,0 +1,375 @@
+"""MACE (Hovy, Berg-Kirkpatrick, Vaswani & Hovy 2013): each rater either
+knows the answer or spams from a label distribution of their own; fitted by
+variational Bayes (the paper's default) or EM."""
+
+from functools import lru_cache
+from numbers import Real
+
+import numpy as np
+from scipy.special import digamma
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import CrowdModel, draw_categorical, item_chunks, item_dirichlet, numba_threads
+from ._dask import DaskRatingData
+from ._kernels import _mace as kernels
+from ._kernels._common import vote_counts
+
+__all__ = ["MACE"]
+
+
+class MACE(CrowdModel):
+    """Multi-Annotator Competence Estimation: raters who know or spam.
+
+    Item i has a true class T_i ~ Cat(π).  On each rating, rater j knows the
+    answer with probability θ_j (the rater's competence) and then gives
+    T_i; otherwise the rater spams and draws the label from a distribution
+    ξ_j of their own, whatever T_i (Hovy et al. 2013).  A rater's whole
+    behaviour is K parameters, against K(K-1) for a Dawid–Skene confusion
+    matrix, and a spammer is told apart by θ_j near 0.
+
+    Each iteration is one pass over the ratings: the posterior over every
+    T_i and the expected number of ratings in which each rater knew the
+    answer (local step), then θ and ξ in closed form (global step).
+
+    Parameters
+    ----------
+    method : {"vb", "em"}, default="vb"
+        ``"vb"``: the paper's variational Bayes, with Beta(``prior_knowing``,
+        ``prior_spamming``) priors on every θ_j and a symmetric
+        Dirichlet(``prior_strategy``) prior on every ξ_j; the posteriors
+        over θ and ξ are Beta and Dirichlet, and the monitored objective is
+        the evidence lower bound (ELBO).  ``"em"``: maximum a posteriori EM
+        in which ``smoothing`` pseudo-counts are added to every expected
+        count (the paper's EM); the objective is the log posterior.
+    prior_knowing, prior_spamming : float, default=0.5
+        Beta prior on a rater's competence θ_j (``"vb"`` only).  The paper's
+        Beta(0.5, 0.5) puts its mass near 0 and 1: raters are expected to be
+        mostly reliable or mostly spamming.
+    prior_strategy : float, default=10.0
+        Symmetric Dirichlet concentration on each spamming distribution ξ_j
+        (``"vb"`` only; the paper's 10 keeps ξ_j near uniform unless a rater
+        spams a lot).
+    smoothing : float, default=None
+        Pseudo-count added to each expected count in the EM updates
+        (``"em"`` only).  ``None``: 0.01 / n_classes, as in the authors'
+        code.
+    class_prior : {"uniform", "learn"} or array-like of shape (n_classes,), \
+default="uniform"
+        Prevalence of the true classes: uniform and fixed (the paper), learned
+        (MAP, with ``prior_class`` pseudo-counts), or given and held fixed.
+    prior_class : float, default=1.0
+        Dirichlet pseudo-count on each class when ``class_prior="learn"``.
+    classes : array-like, default=None
+        All labels of the scale, sorted; default the labels seen in fit.
+    init : {"majority", "random"}, default="majority"
+        Start of the first restart: the soft majority vote (each item's
+        vote shares) or random item posteriors.  Further restarts start from
+        random item posteriors.
+    max_iter : int, default=200
+    tol : float, default=1e-6
+        Stop when the objective per item changes by less than this.
+    n_init : int, default=10
+        Restarts (the paper's 10); the one with the highest objective is
+        kept.
+    random_state : int, RandomState instance or None, default=None
+    verbose : int, default=0
+    n_jobs : int, default=None
+        Numba threads for the kernels (restored afterwards); results do not
+        depend on it.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    class_prior_ : ndarray of shape (n_classes,)
+    rater_competence_ : ndarray of shape (n_raters,)
+        θ_j, the probability that rater j knows the answer (``"vb"``: the
+        posterior mean).  1 - θ_j is how much rater j spams.
+    spam_distribution_ : ndarray of shape (n_raters, n_classes)
+        ξ_j, the labels rater j gives when spamming (``"vb"``: posterior
+        mean).
+    rater_accuracy_ : ndarray of shape (n_raters,)
+        P(rater j gives the true label) = θ_j + (1 - θ_j) Σ_k π_k ξ_j[k].
+    competence_posterior_ : ndarray of shape (n_raters, 2) or None
+        The Beta(a, b) posterior over each θ_j (``"vb"``; None for ``"em"``).
+    spam_posterior_ : ndarray of shape (n_raters, n_classes) or None
+        The Dirichlet posterior over each ξ_j (``"vb"``; None for ``"em"``).
+    n_features_in_ : int
+        Number of raters.
+    rater_ids_ : ndarray of shape (n_raters,)
+    n_iter_, converged_, lower_bound_, objective_history_
+        Of the best restart; the objective is the ELBO (``"vb"``) or the
+        log posterior (``"em"``) divided by the number of items.
+
+    Notes
+    -----
+    ``predict_proba`` is the posterior over the true class that the fit
+    optimises (for ``"vb"``, the variational factor q(T_i), which weighs
+    ratings with exp E[log θ] and exp E[log ξ]).  ``score_samples`` is the
+    exact log probability of each item's ratings, the true class summed out,
+    with θ, ξ and π plugged in (for ``"vb"``, their posterior means), so it
+    compares with the other models' scores.
+
+    References
+    ----------
+    D. Hovy, T. Berg-Kirkpatrick, A. Vaswani and E. Hovy. Learning Whom to
+    Trust with MACE. NAACL-HLT 2013, 1120–1130.
+
+    See Also
+    --------
+    DawidSkene : a full confusion matrix per rater.
+    OrdinalMixture : the same spam component on a graded scale.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import MACE
+    >>> X = np.array([[0, 0, 1], [1, 1, 1], [0, np.nan, 0], [1, 0, 1]])
+    >>> MACE(random_state=0).fit_predict(X)
+    array([0., 1., 0., 1.])
+    """
+
+    _supports_dask = True
+
+    _parameter_constraints: dict = {
+        **CrowdModel._parameter_constraints,
+        "method": [StrOptions({"vb", "em"})],
+        "prior_knowing": [Interval(Real, 0, None, closed="neither")],
+        "prior_spamming": [Interval(Real, 0, None, closed="neither")],
+        "prior_strategy": [Interval(Real, 0, None, closed="neither")],
+        "smoothing": [Interval(Real, 0, None, closed="neither"), None],
+        "class_prior": [StrOptions({"uniform", "learn"}), "array-like"],
+        "prior_class": [Interval(Real, 0, None, closed="left")],
+        "init": [StrOptions({"majority", "random"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        method="vb",
+        prior_knowing=0.5,
+        prior_spamming=0.5,
+        prior_strategy=10.0,
+        smoothing=None,
+        class_prior="uniform",
+        prior_class=1.0,
+        classes=None,
+        init="majority",
+        max_iter=200,
+        tol=1e-6,
+        n_init=10,
+        random_state=None,
+        verbose=0,
+        n_jobs=None,
+    ):
+        self.method = method
+        self.prior_knowing = prior_knowing
+        self.prior_spamming = prior_spamming
+        self.prior_strategy = prior_strategy
+        self.smoothing = smoothing
+        self.class_prior = class_prior
+        self.prior_class = prior_class
+        self.classes = classes
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # -- the model's math -------------------------------------------------------
+    def _smoothing(self, n_classes):
+        return 0.01 / n_classes if self.smoothing is None else float(self.smoothing)
+
+    def _fixed_prior(self, n_classes):
+        """The class prior held fixed, or None when it is learned."""
+        if isinstance(self.class_prior, str):
+            if self.class_prior == "learn":
+                return None
+            return np.full(n_classes, 1.0 / n_classes)
+        prior = np.asarray(self.class_prior, dtype=np.float64)
+        if prior.shape != (n_classes,) or np.any(prior <= 0) or not np.isclose(prior.sum(), 1):
+            raise ValueError(
+                f"class_prior must be 'uniform', 'learn' or {n_classes} positive numbers "
+                f"summing to 1, one per class; got {self.class_prior!r}."
+            )
+        return prior
+
+    def _prepare(self, data, **fit_params):
+        data = super()._prepare(data, **fit_params)
+        self._fixed_prior(data.n_classes)  # validate before any work
+        return data
+
+    def _init_params(self, data, rng, restart):
+        seed = None  # the majority-vote start
+        if restart > 0 or self.init != "majority":
+            seed = int(rng.randint(2**31 - 1 - data.n_classes))
+        if isinstance(data, DaskRatingData):
+            # Each partition starts its own items (a random start from the
+            # items' ids, as in memory); their counts are summed like a
+            # local step's.
+            n = data.n_partitions
+            stats = data.map_sum(_partition_init_stats, [self] * n, [seed] * n)
+        else:
+            stats = self._init_stats(data, seed)
+        return self._global_update(data, None, stats)
+
+    def _init_stats(self, data, seed):
+        """Counts of a start: item posteriors q (vote shares or random),
+        every rater at θ = 1/2 with uniform ξ, so a rating whose label has
+        posterior q knew the answer with probability q · K / (K + 1)."""
+        K = data.n_classes
+        if seed is None:
+            posterior = np.empty((data.n_items, K))
+            vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, K, posterior)
+            posterior += 1e-12  # an item without ratings starts uniform
+            posterior /= posterior.sum(axis=1, keepdims=True)
+        else:
+            posterior = item_dirichlet(data.item_ids, seed, K)
+        n_cells = data.n_raters * K
+        share = posterior[data.item, data.label] * (K / (K + 1.0))
+        return {
+            "know": np.bincount(data.cell, weights=share, minlength=n_cells),
+            # ratings per (rater, label) cell: fixed, so carried in the
+            # parameters from here on rather than recounted every iteration
+            "count": np.bincount(data.cell, minlength=n_cells).astype(np.float64),
+            "class_counts": posterior.sum(axis=0),
+        }
+
+    def _cell_tables(self, params):
+        """The kernel's per (rater, label) tables ``off``, ``gain`` and
+        ``know_share`` from log θ, log(1 - θ) and log ξ."""
+        n_cells = params["log_strategy"].size
+        off, gain, know_share = np.empty(n_cells), np.empty(n_cells), np.empty(n_cells)
+        kernels.cell_tables(params["log_know"], params["log_spam"], params["log_strategy"],
+                            off, gain, know_share)
+        return off, gain, know_share
+
+    def _local_step(self, data, params):
+        J, K = data.n_raters, data.n_classes
+        chunk_ptr = _chunks(data.n_items, J * K)
+        n_chunks = len(chunk_ptr) - 1
+        posterior = np.empty((data.n_items, K))
+        loglik = np.empty(data.n_items)
+        partial_know = np.empty((n_chunks, J * K))
+        partial_class = np.empty((n_chunks, K))
+        if "off" in params:  # tables made by the global step
+            tables = params["off"], params["gain"], params["know_share"]
+        else:
+            tables = self._cell_tables(params)
+        kernels.e_step.pick(data.n_ratings)(
+            data.item_ptr, data.label, data.cell, params["log_prior"], *tables,
+            chunk_ptr, posterior, loglik, partial_know, partial_class,
+        )
+        items = {"proba": posterior, "loglik": loglik}
+        return items, {
+            "know": partial_know.sum(axis=0),
+            "class_counts": partial_class.sum(axis=0),
+            "loglik_total": float(loglik.sum()),
+        }
+
+    def _global_update(self, data, params, stats):
+        """θ, ξ (and π) from the expected counts, in closed form (one kernel
+        call, which also returns the objective's parameter term)."""
+        J, K = data.n_raters, data.n_classes
+        count = stats["count"] if params is None else params["count"]
+        new = {"count": count}
+        for name in ("log_know", "log_spam", "knowing", "spamming"):
+            new[name] = np.empty(J)
+        for name in ("off", "gain", "know_share"):
+            new[name] = np.empty(J * K)
+        new["log_strategy"], new["strategy"] = np.empty((J, K)), np.empty((J, K))
+        new["param_term"] = kernels.rater_update(
+            stats["know"], count, self.method == "vb", float(self.prior_knowing),
+            float(self.prior_spamming), float(self.prior_strategy),
+            self._smoothing(K), new["log_know"], new["log_spam"], new["log_strategy"],
+            new["knowing"], new["spamming"], new["strategy"],
+            new["off"], new["gain"], new["know_share"],
+        )
+        prior = self._fixed_prior(K)
+        if prior is None:
+            prior = stats["class_counts"] + self.prior_class
+            prior = prior / prior.sum()
+            new["param_term"] += self.prior_class * np.sum(np.log(prior))
+        new["log_prior"] = np.log(prior)
+        return new
+
+    def _objective(self, data, params, items, stats):
+        """Per item: the log posterior (EM) or the ELBO (VB).
+
+        With q(T, S) set by the local step, the expected log joint plus its
+        entropy is Σ_i log Σ_k π_k Π_n P̃(label_n | k) (the kernel's
+        ``loglik``, with the VB weights), so only the parameter terms remain;
+        EM: + log p(θ, ξ, π); VB: - KL(q(θ, ξ) || p(θ, ξ)) + log p(π).
+        """
+        return (stats["loglik_total"] + params["param_term"]) / data.n_items
+
+    def _set_fitted(self, data, params, items):
+        self.class_prior_ = np.exp(params["log_prior"])
+        if self.method == "em":
+            self.rater_competence_ = np.exp(params["log_know"])
+            self.spam_distribution_ = np.exp(params["log_strategy"])
+            self.competence_posterior_ = None
+            self.spam_posterior_ = None
+        else:
+            a, b, c = params["knowing"], params["spamming"], params["strategy"]
+            self.competence_posterior_ = np.column_stack([a, b])
+            self.spam_posterior_ = c
+            self.rater_competence_ = a / (a + b)
+            self.spam_distribution_ = c / c.sum(axis=1, keepdims=True)
+        # right when knowing, or when a spammed label hits the true class
+        theta = self.rater_competence_
+        self.rater_accuracy_ = theta + (1 - theta) * (self.spam_distribution_ @ self.class_prior_)
+
+    def _fitted_params(self):
+        """The parameters the local step of the fit used (VB: the weights
+        exp E[log ·] of the posteriors)."""
+        log_prior = np.log(self.class_prior_)
+        if self.method == "em":
+            return {
+                "log_prior": log_prior,
+                "log_know": np.log(self.rater_competence_),
+                "log_spam": np.log1p(-self.rater_competence_),
+                "log_strategy": np.log(self.spam_distribution_),
+            }
+        a, b = self.competence_posterior_.T
+        c = self.spam_posterior_
+        psi_ab = digamma(a + b)
+        return {
+            "log_prior": log_prior,
+            "log_know": digamma(a) - psi_ab,
+            "log_spam": digamma(b) - psi_ab,
+            "log_strategy": digamma(c) - digamma(c.sum(axis=1, keepdims=True)),
+        }
+
+    def _plug_in_params(self):
+        """θ, ξ, π as probabilities (VB: posterior means), for likelihoods."""
+        return {
+            "log_prior": np.log(self.class_prior_),
+            "log_know": np.log(self.rater_competence_),
+            "log_spam": np.log1p(-self.rater_competence_),
+            "log_strategy": np.log(self.spam_distribution_),
+        }
+
+    def _score_items(self, data):
+        with numba_threads(self.n_jobs):
+            return self._local_step(data, self._plug_in_params())[0]["loglik"]
+
+    def _sample_labels(self, data, rng):
+        true_class = rng.choice(data.n_classes, size=data.n_items, p=self.class_prior_)
+        knew = rng.random(data.n_ratings) < self.rater_competence_[data.rater]
+        spam = draw_categorical(self.spam_distribution_[data.rater], rng)
+        return np.where(knew, true_class[data.item], spam).astype(np.int32)
+
+
+@lru_cache(maxsize=16)
+def _chunks(n_items, stats_size):
+    """:func:`item_chunks`, computed once per data shape (read-only)."""
+    ptr = item_chunks(n_items, stats_size)
+    ptr.flags.writeable = False
+    return ptr
+
+
+def _partition_init_stats(data, model, seed):
+    """A dask partition's share of the starting counts (module level: pickled)."""
+    return model._init_stats(data, seed)

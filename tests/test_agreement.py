@@ -1,0 +1,162 @@
+"""Agreement metrics: Krippendorff's worked example, the krippendorff and
+statsmodels packages, scikit-learn's Cohen's kappa, crowd-kit's examples."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics import cohen_kappa_score
+
+from skcrowd import MACE, DawidSkene, MajorityVote, Ratings
+from skcrowd.metrics import (
+    cohen_kappa_matrix,
+    consistency,
+    fleiss_kappa,
+    krippendorff_alpha,
+    posterior_entropy,
+    uncertainty,
+)
+
+krippendorff = pytest.importorskip("krippendorff")
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the
+# example with missing values: 4 observers (columns) x 12 units (rows).
+NAN = np.nan
+EXAMPLE = np.array([
+    [1, 1, NAN, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],
+    [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [NAN, 5, 5, 5], [NAN, NAN, 1, 1], [NAN, 3, NAN, NAN],
+])
+PUBLISHED = {"nominal": 0.743, "ordinal": 0.815, "interval": 0.849, "ratio": 0.797}
+
+
+@pytest.mark.parametrize("level", sorted(PUBLISHED))
+def test_alpha_equals_krippendorffs_worked_example(level):
+    assert round(krippendorff_alpha(EXAMPLE, level), 3) == PUBLISHED[level]
+
+
+def random_ratings(seed, n_items=60, n_raters=7, K=5, missing=0.4):
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, K, n_items)
+    X = np.where(rng.random((n_items, n_raters)) < 0.6, truth[:, None],
+                 rng.integers(0, K, (n_items, n_raters))).astype(float) + 1
+    X[rng.random(X.shape) < missing] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("level", sorted(PUBLISHED))
+@pytest.mark.parametrize("seed", range(4))
+def test_alpha_equals_the_krippendorff_package(level, seed):
+    X = random_ratings(seed)
+    expected = krippendorff.alpha(reliability_data=X.T, level_of_measurement=level)
+    assert krippendorff_alpha(X, level) == pytest.approx(expected, abs=1e-9)
+    # every input form gives the same value
+    rows, cols = np.nonzero(~np.isnan(X))
+    R = Ratings(rows, cols, X[rows, cols])
+    assert krippendorff_alpha(R, level) == pytest.approx(expected, abs=1e-9)
+    sparse = sp.csr_matrix((X[rows, cols], (rows, cols)), shape=X.shape)
+    assert krippendorff_alpha(sparse, level) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("level", sorted(PUBLISHED))
+def test_repeated_ratings_are_values_of_their_unit(level):
+    """A rater rating an item twice adds a pairable value to that unit: the
+    krippendorff package's value-counts form."""
+    rng = np.random.default_rng(7)
+    item = rng.integers(0, 40, 300)
+    rater = rng.integers(0, 5, 300)
+    label = rng.integers(1, 5, 300).astype(float)
+    R = Ratings(item, rater, label)
+    assert len(np.unique(item * 5 + rater)) < 300  # some repeats
+    counts = np.zeros((40, 4))
+    np.add.at(counts, (item, label.astype(int) - 1), 1)
+    expected = krippendorff.alpha(value_counts=counts, value_domain=[1, 2, 3, 4],
+                                  level_of_measurement=level)
+    assert krippendorff_alpha(R, level) == pytest.approx(expected, abs=1e-9)
+
+
+def test_alpha_bad_input():
+    with pytest.raises(ValueError, match="level"):
+        krippendorff_alpha(EXAMPLE, "cardinal")
+    with pytest.raises(ValueError, match="numeric"):
+        krippendorff_alpha(np.array([["a", "b"], ["a", "a"]], dtype=object), "interval")
+    with pytest.raises(ValueError, match="undefined"):
+        krippendorff_alpha(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="two ratings"):
+        krippendorff_alpha(np.array([[1, np.nan], [np.nan, 2]]))
+
+
+def test_fleiss_kappa_matches_statsmodels():
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
+    for seed in range(4):
+        X = random_ratings(seed, missing=0.0)
+        table, _ = inter_rater.aggregate_raters(X)
+        assert fleiss_kappa(X) == pytest.approx(inter_rater.fleiss_kappa(table), abs=1e-12)
+
+
+def test_fleiss_kappa_published_example():
+    # Fleiss (1971) as tabulated on Wikipedia: 10 subjects, 14 raters, 5
+    # categories (counts per subject); kappa = 0.210.
+    counts = np.array([
+        [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    ])
+    item = np.repeat(np.repeat(np.arange(10), 5), counts.ravel())
+    label = np.repeat(np.tile(np.arange(5), 10), counts.ravel())
+    rater = np.concatenate([np.arange(14)] * 10)
+    assert round(fleiss_kappa(Ratings(item, rater, label)), 3) == 0.210
+
+
+def test_cohen_kappa_matrix_matches_scikit_learn():
+    X = random_ratings(3, n_raters=5, missing=0.3)
+    kappa = cohen_kappa_matrix(X)
+    assert kappa.shape == (5, 5) and list(kappa.index) == list(range(5))
+    for a in range(5):
+        assert np.isnan(kappa.iloc[a, a])
+        for b in range(5):
+            if a != b:
+                both = ~np.isnan(X[:, a]) & ~np.isnan(X[:, b])
+                expected = cohen_kappa_score(X[both, a], X[both, b])
+                assert kappa.iloc[a, b] == pytest.approx(expected, abs=1e-12)
+
+
+def test_cohen_kappa_counts_each_item_once_per_pair():
+    # rater "b" rates item 0 twice (labels 0 and 1): each weighs 1/2
+    R = Ratings([0, 0, 0, 1, 1, 2, 2], ["a", "b", "b", "a", "b", "a", "b"],
+                [0, 0, 1, 1, 1, 0, 0])
+    kappa = cohen_kappa_matrix(R)
+    # table: (0,0) 0.5 + 1, (0,1) 0.5, (1,1) 1 over 3 items
+    po, pa, pb = 2.5 / 3, np.array([2, 1]) / 3, np.array([1.5, 1.5]) / 3
+    pe = pa @ pb
+    assert kappa.loc["a", "b"] == pytest.approx((po - pe) / (1 - pe))
+
+
+def test_posterior_entropy_uncertainty_and_consistency():
+    X = np.array([[0, 1, np.nan], [0, 0, 0], [1, 1, 0], [1, np.nan, 1]])
+    mv = MajorityVote().fit(X)
+    proba = mv.predict_proba(X)
+    logs = np.log(np.where(proba > 0, proba, 1.0))
+    np.testing.assert_allclose(posterior_entropy(mv, X), -np.sum(proba * logs, axis=1))
+    # crowd-kit's examples: all agree -> 0, three different labels -> log 3
+    assert uncertainty(mv, X, aggregate=False)[1] == 0.0
+    three = np.array([["Yes", "No", "Maybe"]], dtype=object)
+    assert uncertainty(MajorityVote().fit(three), three) == pytest.approx(np.log(3))
+    by_rater = uncertainty(mv, X, by="rater", aggregate=False)
+    assert by_rater[0] == pytest.approx(np.log(2)) and by_rater[2] == pytest.approx(
+        -(1 / 3) * np.log(1 / 3) - (2 / 3) * np.log(2 / 3))
+    # consistency with explicit skills: the one-coin posterior of the label
+    skills = np.array([0.9, 0.6, 0.7])
+    ds = DawidSkene().fit(X)
+    values = consistency(ds, X, skills=skills, aggregate=False)
+    weights = np.ones((4, 2))
+    for i, row in enumerate(X):
+        for j, v in enumerate(row):
+            if not np.isnan(v):
+                weights[i] *= np.where(np.arange(2) == v, skills[j], 1 - skills[j])
+    posterior = weights / weights.sum(axis=1, keepdims=True)
+    predicted = ds.predict(X).astype(int)
+    np.testing.assert_allclose(values, posterior[np.arange(4), predicted])
+    assert consistency(ds, X, skills=skills) == pytest.approx(values.mean())
+    # a model's own rater accuracies are the default skills
+    mace = MACE(n_init=1).fit(X)
+    assert 0 < consistency(mace, X) <= 1
+    with pytest.raises(ValueError, match="skills"):
+        consistency(ds, X, skills=[0.5, 0.5])

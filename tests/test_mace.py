@@ -1,0 +1,280 @@
+"""MACE: kernel against numpy, monotone EM/VB, recovery, exact scores,
+accuracy on real gold against crowd-kit."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import betaln, digamma, gammaln
+from scipy.stats import spearmanr
+from sklearn.metrics import roc_auc_score
+
+from skcrowd import MACE, MajorityVote, Ratings
+from skcrowd._kernels import _mace as kernels
+from skcrowd._ratings import RatingData
+from skcrowd.datasets import (
+    load_bluebirds,
+    load_dog,
+    load_rte,
+    load_web,
+    make_mace,
+)
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    return make_mace(8000, 50, 5, 3, spammer_fraction=0.2, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(0)
+    n_items, n_raters, K = 40, 7, 4
+    item = rng.integers(0, n_items, 160)
+    rater = rng.integers(0, n_raters, 160)
+    label = rng.integers(0, K, 160)
+    R = Ratings(item, rater, label, item_ids=np.arange(n_items + 2),
+                rater_ids=np.arange(n_raters))
+    data = RatingData(R._item, R._rater, R.label.astype(np.int32), R._item_ptr, n_raters, K)
+    return data, rng
+
+
+def _label_probability(theta, xi):
+    """P[j, l, k] = P(rater j says l | true class k) = θ_j [l = k] + (1 - θ_j) ξ_j[l]."""
+    K = xi.shape[1]
+    return theta[:, None, None] * np.eye(K) + ((1 - theta)[:, None] * xi)[:, :, None]
+
+
+def _reference(data, prior, theta, xi):
+    P = _label_probability(theta, xi)
+    logp = np.tile(np.log(prior), (data.n_items, 1))
+    np.add.at(logp, data.item, np.log(P[data.rater, data.label]))
+    top = logp.max(axis=1, keepdims=True)
+    loglik = top[:, 0] + np.log(np.exp(logp - top).sum(axis=1))
+    posterior = np.exp(logp - loglik[:, None])
+    know = np.zeros((data.n_raters, data.n_classes))
+    for n in range(data.n_ratings):
+        j, l, i = data.rater[n], data.label[n], data.item[n]
+        know[j, l] += posterior[i, l] * theta[j] / (theta[j] + (1 - theta[j]) * xi[j, l])
+    return posterior, loglik, know
+
+
+@pytest.mark.parametrize("n_chunks", [1, 3, 7])
+def test_e_step_matches_numpy(small, n_chunks):
+    data, rng = small
+    J, K = data.n_raters, data.n_classes
+    prior = rng.dirichlet(np.ones(K))
+    theta = rng.uniform(0.05, 0.95, J)
+    xi = rng.dirichlet(np.ones(K), size=J)
+    params = {"log_prior": np.log(prior), "log_know": np.log(theta),
+              "log_spam": np.log1p(-theta), "log_strategy": np.log(xi)}
+    off, gain, share = MACE()._cell_tables(params)
+    chunk_ptr = np.linspace(0, data.n_items, n_chunks + 1).astype(np.int64)
+    post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
+    know, klass = np.empty((n_chunks, J * K)), np.empty((n_chunks, K))
+    kernels.e_step(data.item_ptr, data.label, data.cell, np.log(prior), off, gain, share,
+                   chunk_ptr, post, ll, know, klass)
+    ref_post, ref_ll, ref_know = _reference(data, prior, theta, xi)
+    np.testing.assert_allclose(post, ref_post, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ll, ref_ll, rtol=1e-12)
+    np.testing.assert_allclose(know.sum(axis=0).reshape(J, K), ref_know, rtol=1e-12)
+    np.testing.assert_allclose(klass.sum(axis=0), ref_post.sum(axis=0), rtol=1e-12)
+    # an item without ratings: the prior, log-likelihood 0
+    np.testing.assert_allclose(post[-1], prior)
+    assert ll[-1] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_digamma_matches_scipy():
+    x = np.concatenate([np.geomspace(1e-3, 1e6, 400), [0.5, 1.0, 9.999, 10.0, 10.001]])
+    ours = np.array([kernels.digamma(v) for v in x])
+    np.testing.assert_allclose(ours, digamma(x), rtol=1e-13, atol=1e-13)
+
+
+def _kl_beta(a, b, a0, b0):
+    psi = digamma(a + b)
+    return (betaln(a0, b0) - betaln(a, b) + (a - a0) * (digamma(a) - psi)
+            + (b - b0) * (digamma(b) - psi))
+
+
+def _kl_dirichlet(c, c0):
+    K, total = c.shape[1], c.sum(axis=1)
+    e_log = digamma(c) - digamma(total)[:, None]
+    return (gammaln(total) - gammaln(c).sum(axis=1) - gammaln(K * c0) + K * gammaln(c0)
+            + ((c - c0) * e_log).sum(axis=1))
+
+
+@pytest.mark.parametrize("variational", [True, False])
+def test_rater_update_matches_numpy(variational):
+    rng = np.random.default_rng(1)
+    J, K = 6, 3
+    count = rng.integers(0, 50, J * K).astype(float)
+    count[:K] = 0  # a rater without ratings
+    know = np.zeros(J * K)
+    know[:] = count * rng.uniform(0, 1, J * K)
+    out = [np.empty(J), np.empty(J), np.empty((J, K)), np.empty(J), np.empty(J),
+           np.empty((J, K)), np.empty(J * K), np.empty(J * K), np.empty(J * K)]
+    a0, b0, c0, s = 0.5, 0.7, 10.0, 0.01
+    term = kernels.rater_update(know, count, variational, a0, b0, c0, s, *out)
+    log_know, log_spam, log_strategy, knowing, spamming, strategy = out[:6]
+    tables = MACE()._cell_tables({"log_know": log_know, "log_spam": log_spam,
+                                  "log_strategy": log_strategy})
+    for made, expected in zip(out[6:], tables):
+        np.testing.assert_array_equal(made, expected)
+    known = know.reshape(J, K).sum(axis=1)
+    spam = (count - know).reshape(J, K)
+    if variational:
+        a, b, c = known + a0, spam.sum(axis=1) + b0, spam + c0
+        np.testing.assert_allclose(knowing, a)
+        np.testing.assert_allclose(spamming, b)
+        np.testing.assert_allclose(strategy, c)
+        np.testing.assert_allclose(log_know, digamma(a) - digamma(a + b), rtol=1e-12)
+        np.testing.assert_allclose(log_spam, digamma(b) - digamma(a + b), rtol=1e-12)
+        np.testing.assert_allclose(
+            log_strategy, digamma(c) - digamma(c.sum(axis=1, keepdims=True)), rtol=1e-12)
+        expected = -np.sum(_kl_beta(a, b, a0, b0)) - np.sum(_kl_dirichlet(c, c0))
+    else:
+        theta = (known + s) / (count.reshape(J, K).sum(axis=1) + 2 * s)
+        xi = (spam + s) / (spam.sum(axis=1, keepdims=True) + K * s)
+        np.testing.assert_allclose(np.exp(log_know), theta, rtol=1e-12)
+        np.testing.assert_allclose(np.exp(log_spam), 1 - theta, rtol=1e-12)
+        np.testing.assert_allclose(np.exp(log_strategy), xi, rtol=1e-12)
+        np.testing.assert_allclose(log_know[0], np.log(0.5))  # no ratings: θ = 1/2
+        expected = s * (np.log(theta).sum() + np.log1p(-theta).sum() + np.log(xi).sum())
+    assert term == pytest.approx(expected, rel=1e-11)
+
+
+def test_serial_and_parallel_kernels_agree_exactly(simulated):
+    R = simulated.ratings
+    one = MACE(n_jobs=1, n_init=2, max_iter=20, random_state=0)
+    two = MACE(n_jobs=2, n_init=2, max_iter=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one.fit(R), two.fit(R)
+    np.testing.assert_array_equal(one.objective_history_, two.objective_history_)
+    np.testing.assert_array_equal(one.rater_competence_, two.rater_competence_)
+    np.testing.assert_array_equal(one.predict_proba(R), two.predict_proba(R))
+
+
+@pytest.mark.parametrize("method", ["vb", "em"])
+@pytest.mark.parametrize("class_prior", ["uniform", "learn"])
+@pytest.mark.parametrize("init", ["majority", "random"])
+def test_objective_never_decreases(simulated, method, class_prior, init):
+    model = MACE(method=method, class_prior=class_prior, init=init, tol=0, max_iter=40,
+                 n_init=1, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(simulated.ratings[:3000])
+    history = model.objective_history_
+    assert len(history) == 41
+    assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:]))
+
+
+@pytest.mark.parametrize("method", ["vb", "em"])
+def test_recovers_competence_and_finds_spammers(simulated, method):
+    model = MACE(method=method, random_state=0).fit(simulated.ratings)
+    rho = spearmanr(model.rater_competence_, simulated.competence).statistic
+    assert rho > 0.9
+    # 20% of the raters always spam: low competence flags them
+    assert simulated.spammer.mean() == pytest.approx(0.2)
+    assert roc_auc_score(simulated.spammer, -model.rater_competence_) > 0.95
+    honest = ~simulated.spammer
+    error = np.abs(model.spam_distribution_ - simulated.spam_distribution)
+    assert error[simulated.spammer].mean() < 0.03  # spammers: many spam ratings
+    assert np.abs(model.rater_competence_ - simulated.competence).mean() < 0.03
+    assert error[honest].max() < 0.5
+    accuracy = np.mean(model.predict(simulated.ratings) == simulated.true_labels)
+    majority = np.mean(MajorityVote().fit_predict(simulated.ratings) == simulated.true_labels)
+    assert accuracy > majority + 0.02
+
+
+def test_learned_class_prior_recovers_prevalence():
+    data = make_mace(6000, 40, 5, 3, class_prior=[0.6, 0.3, 0.1], random_state=2)
+    model = MACE(class_prior="learn", random_state=0).fit(data.ratings)
+    np.testing.assert_allclose(model.class_prior_, [0.6, 0.3, 0.1], atol=0.02)
+    fixed = MACE(class_prior=[0.5, 0.3, 0.2], n_init=1).fit(data.ratings)
+    np.testing.assert_array_equal(fixed.class_prior_, [0.5, 0.3, 0.2])
+    uniform = MACE(n_init=1).fit(data.ratings)
+    np.testing.assert_allclose(uniform.class_prior_, np.full(3, 1 / 3))
+    with pytest.raises(ValueError, match="class_prior"):
+        MACE(class_prior=[0.5, 0.5]).fit(data.ratings[:100])
+
+
+@pytest.mark.parametrize("method", ["vb", "em"])
+def test_score_samples_is_the_exact_probability_of_the_ratings(method):
+    data = make_mace(300, 3, 3, 3, spammer_fraction=0.0, random_state=1)
+    model = MACE(method=method, n_init=2, random_state=0).fit(data.ratings)
+    # Every possible rating vector of one item rated by the three raters:
+    # the probabilities sum to one.
+    patterns = np.array(list(itertools.product(range(3), repeat=3)), dtype=float)
+    total = np.exp(model.score_samples(patterns)).sum()
+    assert total == pytest.approx(1.0, rel=1e-12)
+    # and each equals Σ_k π_k Π_j P(x_j | k) with the plugged-in parameters
+    P = _label_probability(model.rater_competence_, model.spam_distribution_)
+    x = patterns.astype(int)
+    direct = (model.class_prior_ * P[0, x[:, 0]] * P[1, x[:, 1]] * P[2, x[:, 2]]).sum(axis=1)
+    np.testing.assert_allclose(model.score_samples(patterns), np.log(direct), rtol=1e-12)
+    assert model.score(patterns) == pytest.approx(np.mean(np.log(direct)))
+
+
+def test_vb_posteriors_and_point_estimates(simulated):
+    model = MACE(n_init=1).fit(simulated.ratings[:2000])
+    a, b = model.competence_posterior_.T
+    np.testing.assert_allclose(model.rater_competence_, a / (a + b))
+    np.testing.assert_allclose(model.spam_distribution_.sum(axis=1), 1.0)
+    # prior + expected counts: a + b = n_j + 1, Σ ξ concentrations = spam + 10 K
+    n_j = np.bincount(simulated.ratings[:2000]._rater, minlength=50)
+    np.testing.assert_allclose(a + b, n_j + 1.0)
+    em = MACE(method="em", n_init=1).fit(simulated.ratings[:2000])
+    assert em.competence_posterior_ is None and em.spam_posterior_ is None
+
+
+def test_fit_predict_equals_fit_then_predict(simulated):
+    R = simulated.ratings[:4000]
+    for method in ("vb", "em"):
+        labels = MACE(method=method, random_state=0).fit_predict(R)
+        model = MACE(method=method, random_state=0).fit(R)
+        np.testing.assert_array_equal(labels, model.predict(R))
+
+
+def test_restarts_keep_the_best_objective(simulated):
+    R = simulated.ratings[:3000]
+    best = MACE(init="random", n_init=4, random_state=1, max_iter=30, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        best.fit(R)
+    replay = MACE(init="random", n_init=4, random_state=1, max_iter=30, tol=0)
+    rng = np.random.RandomState(1)
+    data = replay._encode(R, reset=True)
+    finals = [replay._run(data, replay._init_params(data, rng, r))[2][-1] for r in range(4)]
+    assert len(set(np.round(finals, 9))) > 1
+    assert best.lower_bound_ == pytest.approx(max(finals))
+
+
+def test_sampled_ratings_follow_the_model():
+    data = make_mace(20_000, 10, 4, 3, random_state=4)
+    model = MACE(n_init=1, random_state=0).fit(data.ratings)
+    sim = model.sample(data.ratings, random_state=0)
+    np.testing.assert_array_equal(sim._item, data.ratings._item)
+    np.testing.assert_array_equal(sim._rater, data.ratings._rater)
+    # each rater's label frequencies: Σ_k π_k P(l | k)
+    P = _label_probability(model.rater_competence_, model.spam_distribution_)
+    expected = P @ model.class_prior_
+    counts = np.zeros((10, 3))
+    np.add.at(counts, (sim._rater, sim.label.astype(int)), 1)
+    observed = counts / counts.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(observed, expected, atol=0.02)
+
+
+# crowd-kit 1.4.2 MACE, defaults, accuracy on the same files
+CROWDKIT_MACE = {"rte": 0.9237, "bluebirds": 0.7500, "dog": 0.8302, "web": 0.8266}
+LOADERS = {"rte": load_rte, "bluebirds": load_bluebirds, "dog": load_dog, "web": load_web}
+
+
+@pytest.mark.parametrize("name", sorted(CROWDKIT_MACE))
+def test_accuracy_on_gold_not_below_crowdkit(name):
+    data = LOADERS[name]()
+    known = ~np.isnan(data.gold)
+    labels = MACE().fit_predict(data.ratings)
+    accuracy = np.mean(labels[known] == data.gold[known])
+    assert accuracy >= CROWDKIT_MACE[name] - 0.005
