@@ -21,6 +21,7 @@ overhead; it is for ratings that do not fit one machine.
 import logging
 
 import dask.dataframe as dd
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from distributed import Client, LocalCluster
@@ -55,6 +56,17 @@ proba = on_dask.predict_proba(ratings).compute().loc[rte.ratings.item_ids]
 labels = on_dask.classes_[np.argmax(proba.to_numpy(), axis=1)]
 print(proba.head())
 print(f"accuracy on the expert labels: {np.mean(labels == rte.gold):.4f}")
+
+# %%
+# The same posteriors
+# -------------------
+# Every item's posterior from the cluster against the in-memory one.
+memory_proba = in_memory.predict_proba(rte.ratings)[:, 1]
+fig, ax = plt.subplots(figsize=(4.5, 4.5), constrained_layout=True)
+ax.scatter(memory_proba, proba.to_numpy()[:, 1], s=6)
+ax.set(xlabel="P(class 1), in memory", ylabel="P(class 1), on Dask",
+       title=f"RTE, {len(memory_proba)} items")
+plt.show()
 
 client.close()
 cluster.close()

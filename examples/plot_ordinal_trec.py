@@ -20,8 +20,8 @@ so only MSE and correlation there, and no ``"group"`` variant.
    ``SKCROWD_DOCS_REDUCED=1`` (set by ``doc/conf.py``) OrdinalMixture runs
    **2 restarts** instead of the paper's 10, so the numbers printed below
    differ slightly from the full run.  The full run (``python
-   examples/plot_ordinal_trec.py``, 10 restarts, about 75 s for the three
-   TREC variants on a quiet 2-core machine) gives, on TREC:
+   examples/plot_ordinal_trec.py``, 10 restarts: 24.7, 25.1 and 22.0 s for
+   the three TREC variants on a quiet 2-core machine) gives, on TREC:
 
    ==================================  ======  ===========  ======
    method                              MSE     correlation  NDCG

@@ -52,10 +52,10 @@ print("five most accurate workers:", model.rater_ids_[best],
 # %%
 # How sure is the model, and did it converge?
 # -------------------------------------------
-# Most pairs are settled by their ten ratings; the few near 0.5 are the ones
-# to send to an expert.  The EM objective (log posterior) rises at every
+# Most pairs are settled by their ten ratings (note the log scale); the few
+# near 0.5 are the ones to send to an expert.  The EM objective (log posterior) rises at every
 # iteration until it stops changing.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
-plot_item_uncertainty(model, data.ratings, ax=axes[0])
+plot_item_uncertainty(model, data.ratings, log=True, ax=axes[0])
 plot_convergence(model, ax=axes[1])
 plt.show()

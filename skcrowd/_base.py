@@ -10,11 +10,15 @@ and an objective that must never decrease, with restarts and convergence
 monitoring in the style of :class:`sklearn.mixture.GaussianMixture`.
 """
 
+import sys
+import threading
 import warnings
 from abc import abstractmethod
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from numbers import Integral, Real
 from time import perf_counter
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -29,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _dask
 from ._ratings import RatingData, Ratings, check_classes, encode_labels, show
 
-__all__ = ["CrowdEstimator", "CrowdModel"]
+__all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
 
 @contextmanager
@@ -118,6 +122,104 @@ def draw_categorical(probabilities, rng):
     u = rng.random(len(probabilities)) * cdf[:, -1]
     draws = (u[:, None] > cdf).sum(axis=1)
     return np.minimum(draws, probabilities.shape[1] - 1).astype(np.int32)
+
+
+class _State(NamedTuple):
+    """The loop's state after one pass over the data at ``params``."""
+
+    params: dict
+    items: dict
+    stats: dict
+    objective: float
+
+
+class _Run(NamedTuple):
+    """The end of one restart."""
+
+    params: dict
+    items: dict
+    history: list
+    n_iter: int
+    converged: bool
+    n_extrapolated: int
+    seconds: float
+
+
+class Progress:
+    """Live progress lines of a fit, tagged and safe to call from threads.
+
+    ``verbose=1`` prints a line when each restart starts and ends, and one
+    iteration line at most every ``every`` seconds of a restart (a long fit
+    is never silent); ``verbose=2`` prints every iteration.  Each line names
+    the model and the restart and ends with the seconds since the fit
+    started; a lock keeps lines from restarts in different threads whole,
+    and each is flushed as soon as it is written.
+
+    Parameters
+    ----------
+    name : str
+        The model's name, the start of every tag.
+    verbose : int
+        0 prints nothing.
+    n_init : int
+        Number of restarts (shown in the tag).
+    every : float, default=10.0
+        With ``verbose=1``: seconds between iteration lines of one restart.
+    stream : file-like, default=None
+        Where to write; ``None`` is ``sys.stdout`` at the time of writing.
+
+    Examples
+    --------
+    >>> from skcrowd._base import Progress
+    >>> progress = Progress("DawidSkene", verbose=2, n_init=1)
+    >>> progress.iteration(0, 3, -1.25, 0.01, None)  # doctest: +ELLIPSIS
+    [DawidSkene restart 1/1] iteration 3  objective -1.25  change 0.01  (...s)
+    """
+
+    def __init__(self, name, verbose, n_init, every=10.0, stream=None):
+        self.name = name
+        self.verbose = int(verbose)
+        self.n_init = n_init
+        self.every = every
+        self.stream = stream
+        self.started = perf_counter()
+        self._lock = threading.Lock()
+        self._last = {}
+
+    def _write(self, restart, text):
+        line = (f"[{self.name} restart {restart + 1}/{self.n_init}] {text}  "
+                f"({perf_counter() - self.started:.2f}s)")
+        with self._lock:
+            print(line, file=self.stream or sys.stdout, flush=True)
+
+    def begin(self, restart):
+        """A restart starts."""
+        if self.verbose:
+            self._last[restart] = perf_counter()
+            self._write(restart, "started")
+
+    def iteration(self, restart, n_iter, objective, change, restart_started,
+                  extrapolated=None):
+        """Iteration ``n_iter`` (a pass over the data) reached ``objective``;
+        ``extrapolated`` is the step length of an accepted SQUAREM step."""
+        if not self.verbose:
+            return
+        now = perf_counter()
+        if self.verbose < 2:
+            if now - self._last.get(restart, now) < self.every:
+                return
+            self._last[restart] = now
+        kind = "" if extrapolated is None else f"  extrapolated (step {-extrapolated:.3g})"
+        self._write(restart, f"iteration {n_iter}  objective {objective:.8g}  "
+                             f"change {change:.3g}{kind}")
+
+    def end(self, restart, run):
+        """A restart ended with ``run``."""
+        if self.verbose:
+            state = "converged" if run.converged else "did not converge"
+            extra = (f" ({run.n_extrapolated} extrapolated)" if run.n_extrapolated else "")
+            self._write(restart, f"{state} after {run.n_iter} iterations{extra} in "
+                                 f"{run.seconds:.2f}s, objective {run.history[-1]:.8g}")
 
 
 class CrowdEstimator(TransformerMixin, BaseEstimator):
@@ -444,9 +546,15 @@ class CrowdModel(CrowdEstimator):
     - ``_set_fitted(data, params, items)`` and ``_fitted_params()`` to store
       the parameters as public attributes and read them back.
 
-    The loop runs ``local_step`` once after every global update, so the
-    per-item state at the end is consistent with the final parameters and
-    ``fit_predict(X)`` equals ``fit(X).predict(X)``.
+    and, to be accelerated (``accelerate=True``), the pair
+    ``_params_to_vector(params)`` / ``_params_from_vector(vector, params)``
+    that maps the global parameters to an unconstrained vector and back
+    (see :meth:`_run`).
+
+    The loop runs ``local_step`` once after every global update (and after
+    every extrapolation), so the per-item state at the end is consistent
+    with the final parameters and ``fit_predict(X)`` equals
+    ``fit(X).predict(X)``.
     """
 
     _parameter_constraints: dict = {
@@ -457,7 +565,13 @@ class CrowdModel(CrowdEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
+        "accelerate": ["boolean"],
     }
+
+    #: restarts run in parallel threads (serial kernels each) when there
+    #: are several threads and restarts
+    _threaded_restarts = False
+    _step_max0 = 1.0
 
     @abstractmethod
     def _init_params(self, data, rng, restart):
@@ -499,37 +613,184 @@ class CrowdModel(CrowdEstimator):
             return None, data.local_stats(self, params)
         return self._local_step(data, params)
 
-    def _run(self, data, params):
-        """One restart of the loop from ``params``; returns its end state."""
+    # -- acceleration hooks (DESIGN §5) ---------------------------------------
+    def _params_to_vector(self, params):
+        """The global parameters as one unconstrained vector (log, logit or
+        log-softmax coordinates), or None when the model is not accelerated.
+
+        Entries may be -inf (a probability of exactly 0); the loop leaves
+        those where the plain update puts them.
+        """
+        return None
+
+    def _params_from_vector(self, vector, params):
+        """Global parameters from ``vector``; everything the vector does not
+        hold (per-item warm starts, flags) is taken from ``params``, the
+        plain update of the latest state."""
+        raise NotImplementedError  # pragma: no cover - with _params_to_vector
+
+    def _accelerated(self):
+        return bool(getattr(self, "accelerate", False))
+
+    def _single_thread(self, params):
+        """``params`` for a restart run in its own thread (serial kernels)."""
+        return params
+
+    # -- the loop ---------------------------------------------------------------
+    def _evaluate(self, data, params):
+        """One pass over the data at ``params``: the state the loop keeps."""
         items, stats = self._step(data, params)
-        history = [self._objective(data, params, items, stats)]
+        return _State(params, items, stats, self._objective(data, params, items, stats))
+
+    def _run(self, data, params, progress=None, restart=0):
+        """One restart of the loop from ``params``; returns its end state.
+
+        Every pass over the data is a local step at some global parameters;
+        ``n_iter`` counts the passes after the first (at most ``max_iter``).
+        Plain iteration (``accelerate=False``) alternates global update and
+        local step.  Accelerated, the loop runs SQUAREM (Varadhan & Roland
+        2008, scheme S3) on the model's unconstrained parameter vector: two
+        plain updates θ1 = G(θ0), θ2 = G(θ1), then the extrapolation
+        θ' = θ0 - 2a r + a² v with r = θ1 - θ0, v = θ2 - 2θ1 + θ0 and the
+        step length a = -|r| / |v| (a = -1 gives back θ2).  θ' costs one pass
+        and is kept only when its objective is at least θ2's; otherwise the
+        loop goes on from θ2, so the objective of the kept states never
+        decreases.  The longest step grows fourfold each time it is used in
+        full and shrinks back after a rejection (the SQUAREM package's
+        ``step.max`` rule).
+
+        The stopping rule is the plain one, tested only on plain updates:
+        stop when one global update and its local step change the
+        objective by less than ``tol``.  ``history`` holds the objective of
+        every kept state (a rejected extrapolation is not one).
+        """
+        state = self._evaluate(data, params)
+        history = [state.objective]
+        accelerate = self._accelerated() and self._params_to_vector(params) is not None
+        step_max = self._step_max0
+        n_iter = n_extrapolated = 0
+        started = perf_counter()
+
+        def plain(state, new_params=None):
+            nonlocal n_iter
+            if new_params is None:
+                new_params = self._global_update(data, state.params, state.stats)
+            new = self._evaluate(data, new_params)
+            n_iter += 1
+            change = new.objective - state.objective
+            history.append(new.objective)
+            if progress is not None:
+                progress.iteration(restart, n_iter, new.objective, change, started)
+            return new, abs(change) < self.tol
+
         converged = False
-        n_iter = 0
-        for n_iter in range(1, self.max_iter + 1):
-            params = self._global_update(data, params, stats)
-            items, stats = self._step(data, params)
-            history.append(self._objective(data, params, items, stats))
-            change = history[-1] - history[-2]
-            self._print_iteration(n_iter, history[-1], change)
-            if abs(change) < self.tol:
-                converged = True
-                break
-        return params, items, history, n_iter, converged
+        while n_iter < self.max_iter and not converged:
+            first, converged = plain(state)
+            if converged or not accelerate or n_iter >= self.max_iter:
+                state = first
+                continue
+            second, converged = plain(first)
+            if converged or n_iter >= self.max_iter:
+                state = second
+                continue
+            # The plain update from θ2: the fallback, and the template that
+            # gives the extrapolated point its per-item warm starts.
+            following = self._global_update(data, second.params, second.stats)
+            trial, a, at_max = self._extrapolate(state.params, first.params, second.params,
+                                                 following, step_max)
+            if trial is None:
+                state, fallback = second, following
+                if at_max:
+                    step_max *= 4.0
+            else:
+                checkpoint = getattr(data, "checkpoint", lambda: None)()
+                candidate = self._evaluate(data, trial)
+                n_iter += 1
+                if np.isfinite(candidate.objective) and candidate.objective >= second.objective:
+                    n_extrapolated += 1
+                    change = candidate.objective - second.objective
+                    history.append(candidate.objective)
+                    if progress is not None:
+                        progress.iteration(restart, n_iter, candidate.objective, change,
+                                           started, extrapolated=a)
+                    state, fallback = candidate, None
+                    if at_max:
+                        step_max *= 4.0
+                else:
+                    if checkpoint is not None:
+                        data.restore(checkpoint)
+                    state, fallback = second, following
+                    if at_max:
+                        step_max = max(1.0, step_max / 4.0)
+            if fallback is not None and n_iter < self.max_iter:
+                # The fallback's plain step is already computed: use it.
+                state, converged = plain(state, fallback)
+        return _Run(state.params, state.items, history, n_iter, converged, n_extrapolated,
+                    perf_counter() - started)
+
+    def _extrapolate(self, params0, params1, params2, template, step_max):
+        """SQUAREM's extrapolated parameters (None when a = -1), the step
+        length a and whether the longest step capped it."""
+        x0, x1, x2 = (self._params_to_vector(p) for p in (params0, params1, params2))
+        # Coordinates at ±inf (probabilities of exactly 0 or 1) stay put.
+        free = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(x2)
+        r = np.where(free, x1 - x0, 0.0)
+        v = np.where(free, x2 - 2.0 * x1 + x0, 0.0)
+        rr, vv = float(r @ r), float(v @ v)
+        if not (vv > 0.0 and np.isfinite(rr) and np.isfinite(vv)):
+            return None, -1.0, False
+        length = np.sqrt(rr / vv)
+        a = -min(max(length, 1.0), step_max)
+        if a == -1.0:  # θ' = θ2: nothing to gain
+            return None, a, length >= step_max
+        x = np.where(free, x0 - 2.0 * a * r + a * a * v, x2)
+        return self._params_from_vector(x, template), a, length >= step_max
 
     def _fit_encoded(self, data, **fit_params):
         data = self._prepare(data, **fit_params)
         rng = check_random_state(self.random_state)
-        best = None
+        progress = Progress(type(self).__name__, self.verbose, self.n_init)
         with numba_threads(self.n_jobs):
-            for restart in range(self.n_init):
-                self._print_restart(restart)
-                start = perf_counter()
-                run = self._run(data, self._init_params(data, rng, restart))
-                self._print_restart_end(run, perf_counter() - start)
-                if best is None or run[2][-1] > best[2][-1]:
-                    best = run
-        params, items, history, n_iter, converged = best
-        if not converged and self.max_iter > 0:
+            starts = [self._init_params(data, rng, r) for r in range(self.n_init)]
+            n_threads = numba.get_num_threads()
+            dask_data = _dask.dask_data(data)
+            if self._threaded_restarts and dask_data is not None and self.n_init > 1:
+                # Restarts in client threads, their local steps batched: one
+                # task per partition and iteration serves all of them.
+                def one(restart):
+                    progress.begin(restart)
+                    run = self._run(data, starts[restart], progress, restart)
+                    progress.end(restart, run)
+                    return run
+
+                runs = dask_data.lockstep(one, range(self.n_init))
+            elif self._threaded_restarts and n_threads > 1 and self.n_init > 1:
+                # One restart per thread with serial (nogil) kernels: numba's
+                # workqueue layer cannot run parallel regions from two threads.
+                def one(restart):
+                    progress.begin(restart)
+                    run = self._run(data, self._single_thread(starts[restart]), progress,
+                                    restart)
+                    progress.end(restart, run)
+                    return run
+
+                with ThreadPoolExecutor(max_workers=min(n_threads, self.n_init)) as pool:
+                    runs = list(pool.map(one, range(self.n_init)))
+            else:
+                runs = []
+                for restart, start in enumerate(starts):
+                    progress.begin(restart)
+                    runs.append(self._run(data, start, progress, restart))
+                    progress.end(restart, runs[-1])
+        best = runs[0]
+        for run in runs[1:]:
+            if run.history[-1] > best.history[-1]:
+                best = run
+        self._restart_histories = [np.asarray(run.history) for run in runs]
+        self._restart_n_iter = [run.n_iter for run in runs]
+        self._n_extrapolated = best.n_extrapolated
+        history = best.history
+        if not best.converged and self.max_iter > 0:
             warnings.warn(
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} "
                 f"iterations (last objective change "
@@ -537,31 +798,14 @@ class CrowdModel(CrowdEstimator):
                 "max_iter or tol.",
                 ConvergenceWarning,
             )
-        self.n_iter_ = n_iter
-        self.converged_ = converged
+        self.n_iter_ = best.n_iter
+        self.converged_ = best.converged
         self.lower_bound_ = history[-1]
         self.objective_history_ = np.asarray(history)
-        self._set_fitted(data, params, items)
-        return items
+        with numba_threads(self.n_jobs):
+            final = self._set_fitted(data, best.params, best.items)
+        return best.items if final is None else final
 
     def _infer_items(self, data):
         with numba_threads(self.n_jobs):
             return self._local_step(data, self._fitted_params())[0]
-
-    # -- verbose output (sklearn.mixture style) -------------------------------
-    def _print_restart(self, restart):
-        if self.verbose:
-            print(f"Restart {restart}")
-
-    def _print_iteration(self, n_iter, objective, change):
-        if self.verbose >= 2:
-            print(f"  Iteration {n_iter}\t objective {objective:.6g}\t change {change:.3g}")
-
-    def _print_restart_end(self, run, seconds):
-        if self.verbose:
-            _, _, history, n_iter, converged = run
-            state = "converged" if converged else "did not converge"
-            print(
-                f"  {state} after {n_iter} iterations in {seconds:.2f}s, "
-                f"objective {history[-1]:.6g}"
-            )

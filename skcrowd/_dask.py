@@ -46,6 +46,8 @@ FAN_IN = 8
 #: Per-item state of running fits, in each worker process's memory, by
 #: (fit token, partition index, restart).
 _STATE = {}
+#: Item state saved by DaskRatingData.checkpoint, by fit token and restart.
+_CHECKPOINTS = {}
 _TOKENS = itertools.count()
 
 
@@ -213,6 +215,28 @@ def _partition_state(part, token, restart, fn):
 def _drop_state(token):
     for key in [k for k in _STATE if k[0] == token]:
         del _STATE[key]
+    _CHECKPOINTS.pop(token, None)
+
+
+def _checkpoint_state(token, restart):
+    """Remember the item state of ``restart`` (all restarts when None)."""
+    _CHECKPOINTS.setdefault(token, {})[restart] = {
+        key: state for key, state in _STATE.items()
+        if key[0] == token and (restart is None or key[2] == restart)}
+
+
+def _restore_state(token, restart):
+    saved = _CHECKPOINTS.get(token, {}).pop(restart, {})
+    _STATE.update(saved)
+
+
+def dask_data(data):
+    """The :class:`DaskRatingData` that ``data`` is or wraps (a model's
+    problem object keeps it as ``data``), else None."""
+    for candidate in (data, getattr(data, "data", None)):
+        if isinstance(candidate, DaskRatingData):
+            return candidate
+    return None
 
 
 class DaskRatingData:
@@ -241,6 +265,7 @@ class DaskRatingData:
         self.iterations = []
         self._model = self._model_future = None
         self._lockstep = None
+        self._thread = threading.local()  # the restart a lockstep thread runs
 
     @property
     def n_partitions(self):
@@ -293,12 +318,14 @@ class DaskRatingData:
             return self._lockstep.step(model, restart, params)
         return self.run_batch(model, {restart: params})[restart]
 
-    def lockstep(self, run, starts):
-        """``run(start)`` for every start in its own client thread, their
+    def lockstep(self, run, restarts):
+        """``run(restart)`` for every restart in its own client thread, their
         local steps batched (:meth:`local_stats`); returns the runs' results."""
+        starts = list(restarts)
         self._lockstep = _Lockstep(self, len(starts))
 
         def one(start):
+            self._thread.restart = start
             try:
                 return run(start)
             finally:
@@ -309,6 +336,19 @@ class DaskRatingData:
                 return list(pool.map(one, starts))
         finally:
             self._lockstep = None
+
+    def checkpoint(self):
+        """Save the partitions' item state (of the calling restart in
+        :meth:`lockstep`), to go back to it when the fit loop rejects an
+        extrapolated step; states are replaced, never changed, by a step, so
+        this keeps references, not copies."""
+        restart = getattr(self._thread, "restart", None)
+        self.client.run(_checkpoint_state, self.token, restart)
+        return restart
+
+    def restore(self, checkpoint):
+        """Go back to the item state saved by :meth:`checkpoint`."""
+        self.client.run(_restore_state, self.token, checkpoint)
 
     def map_sum(self, fn, *per_part_args):
         """``fn(part_data, *args)`` on each partition (args given per partition), summed."""

@@ -1,17 +1,12 @@
 """Lakshminarayanan & Teh (2013): the ordinal mixture model of graded ratings
 with spammers, fitted by variational Bayes."""
 
-import warnings
-from concurrent.futures import ThreadPoolExecutor
 from numbers import Real
 
-import numba
 import numpy as np
 from scipy.special import (digamma, gammaln, log_ndtr, polygamma, roots_genlaguerre,
                            roots_legendre)
 from sklearn.base import _fit_context
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -79,6 +74,13 @@ class _DaskProblem:
         self.n_groups = 1
         self.group_rated = np.array([True])
 
+    def checkpoint(self):
+        """The workers' item state, for the fit loop (see DaskRatingData)."""
+        return self.data.checkpoint()
+
+    def restore(self, checkpoint):
+        self.data.restore(checkpoint)
+
 
 class OrdinalMixture(CrowdModel):
     """Ordinal mixture model of graded ratings with spammers (variational Bayes).
@@ -138,6 +140,12 @@ class OrdinalMixture(CrowdModel):
         Threads: with several restarts they run in parallel threads (one
         restart per thread), otherwise the kernels use the threads.
         Results do not depend on it.
+    accelerate : bool, default=False
+        Extrapolate the rater precisions and their population (and a shared
+        difficulty) by SQUAREM (see :doc:`/acceleration`).  Off by default:
+        on the shipped data the plain VB sequence drifts for thousands of
+        iterations and the accelerated one can stop in another local
+        optimum of F, so the paper's reproduction runs plain VB.
 
     Attributes
     ----------
@@ -233,6 +241,7 @@ class OrdinalMixture(CrowdModel):
         random_state=None,
         verbose=0,
         n_jobs=None,
+        accelerate=False,
     ):
         self.difficulty = difficulty
         self.spam = spam
@@ -251,6 +260,7 @@ class OrdinalMixture(CrowdModel):
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.accelerate = accelerate
 
     # -- public API with groups ------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -504,6 +514,11 @@ class OrdinalMixture(CrowdModel):
 
     def _prepare(self, data, groups=None):
         scale = self._scale(data.n_classes)
+        if isinstance(data, DaskRatingData):
+            # groups came as a column; each partition builds its own problem
+            if hasattr(self, "group_ids_"):
+                del self.group_ids_
+            return _DaskProblem(data, scale)
         if self.difficulty == "group":
             if groups is None:
                 raise ValueError(
@@ -703,60 +718,46 @@ class OrdinalMixture(CrowdModel):
                                             self.difficulty_shape, self.difficulty_rate)))
         return total
 
-    # -- fit: restarts in threads ------------------------------------------------------
-    def _fit_encoded(self, data, groups=None):
-        on_dask = isinstance(data, DaskRatingData)
-        if on_dask:
-            problem = _DaskProblem(data, self._scale(data.n_classes))
-            if hasattr(self, "group_ids_"):
-                del self.group_ids_
-        else:
-            problem = self._prepare(data, groups=groups)
-        rng = check_random_state(self.random_state)
-        starts = [self._init_params(problem, rng, r) for r in range(self.n_init)]
-        with numba_threads(self.n_jobs):
-            n_threads = numba.get_num_threads()
-            if on_dask:
-                # Restarts in client threads, their local steps batched: one
-                # task per partition and iteration serves all of them.
-                runs = data.lockstep(lambda s: self._run(problem, s), starts)
-            elif n_threads > 1 and self.n_init > 1:
-                # One restart per thread with serial (nogil) kernels: numba's
-                # workqueue layer cannot run parallel regions from two threads.
-                for start in starts:
-                    start["parallel"] = False
-                with ThreadPoolExecutor(max_workers=min(n_threads, self.n_init)) as pool:
-                    runs = list(pool.map(lambda s: self._run(problem, s), starts))
-            else:
-                runs = [self._run(problem, s) for s in starts]
-            best = 0
-            for restart, run in enumerate(runs):
-                self._print_restart(restart)
-                self._print_restart_end(run, np.nan)
-                if run[2][-1] > runs[best][2][-1]:
-                    best = restart
-            self._restart_histories = [np.asarray(run[2]) for run in runs]
-            params, _, history, n_iter, converged = runs[best]
-            params = dict(params, parallel=True)
-            if on_dask:
-                items = None
-                self._store_dask(problem, params, best)
-            else:
-                self._store(problem, params)
-                items = self._infer(problem, self._fitted_params())
-        if not converged and self.max_iter > 0:
-            warnings.warn(
-                f"OrdinalMixture did not converge in max_iter={self.max_iter} "
-                f"iterations (last change of F {history[-1] - history[-2]:.3g}, "
-                f"tol={self.tol}). Increase max_iter or tol.",
-                ConvergenceWarning,
-            )
-        self.n_iter_ = n_iter
-        self.converged_ = converged
-        self.lower_bound_ = history[-1]
-        self.objective_history_ = np.asarray(history)
-        if on_dask:
+    # -- acceleration: the variational parameters, unconstrained -----------------------
+    def _params_to_vector(self, params):
+        """log of the gamma shapes and rates of q(τ), of (α, β) and of a
+        shared q(δ).  ε and the items' q(z) are not extrapolated: ε = 0 and
+        ε = 1 are absorbing (DESIGN §6.4) and an extrapolation in logit ε
+        carries raters there or out of there, into another local optimum
+        of F; they follow by plain updates from the extrapolated rest."""
+        parts = [np.log(params["tau_shape"]), np.log(params["tau_rate"]),
+                 np.log([params["alpha"], params["beta"]])]
+        if self.difficulty != "item":
+            parts += [np.log(params["delta_shape"]), np.log(params["delta_rate"])]
+        return np.concatenate(parts)
+
+    def _params_from_vector(self, vector, params):
+        new = dict(params)
+        J = len(params["tau_shape"])
+        new["tau_shape"], new["tau_rate"] = np.exp(vector[:J]), np.exp(vector[J:2 * J])
+        new["alpha"], new["beta"] = np.exp(vector[2 * J:2 * J + 2])
+        if self.difficulty != "item":
+            C = len(params["delta_shape"])
+            new["delta_shape"] = np.exp(vector[2 * J + 2:2 * J + 2 + C])
+            new["delta_rate"] = np.exp(vector[2 * J + 2 + C:])
+        return new
+
+    # -- restarts in threads: the base loop's hooks ------------------------------------
+    _threaded_restarts = True
+
+    def _single_thread(self, params):
+        return dict(params, parallel=False)
+
+    def _set_fitted(self, problem, params, items):
+        """Store the best restart's parameters; return the training items'
+        state from a final item pass at them (what predict computes), so
+        that ``fit_predict`` equals ``fit().predict``.  After a Dask fit the
+        training items stay on the workers (see :meth:`_store_dask`)."""
+        if isinstance(problem.data, DaskRatingData):
+            self._store_dask(problem, dict(params, parallel=True), params["restart"])
             return None
+        self._store(problem, dict(params, parallel=True))
+        items = self._infer(problem, self._fitted_params())
         self.item_mean_ = items["mu"]
         self.item_std_ = 1.0 / np.sqrt(items["lam"])
         if self.difficulty == "item":
@@ -796,9 +797,6 @@ class OrdinalMixture(CrowdModel):
             self.group_difficulty_shape_ = np.concatenate([t[1] for t in tables])[order]
             self.group_difficulty_rate_ = np.concatenate([t[2] for t in tables])[order]
             self.group_difficulty_ = self.group_difficulty_shape_ / self.group_difficulty_rate_
-
-    def _set_fitted(self, data, params, items):  # the fit is _fit_encoded's
-        raise NotImplementedError
 
     def _fitted_params(self):
         return {

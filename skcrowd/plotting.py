@@ -285,7 +285,7 @@ def plot_ordinal_raters(model, *, ax=None):
     return ax
 
 
-def plot_item_uncertainty(model, X, *, bins=20, ax=None):
+def plot_item_uncertainty(model, X, *, bins=20, log=False, ax=None):
     """Histogram of each item's posterior probability of its inferred label.
 
     Items near 1 are settled by their ratings; items near 1 / n_classes are
@@ -297,6 +297,9 @@ def plot_item_uncertainty(model, X, *, bins=20, ax=None):
     X : ratings
         The items to describe, in any form the model accepts.
     bins : int, default=20
+    log : bool, default=False
+        Log-scale counts, to show the few uncertain items beside the many
+        settled ones.
     ax : matplotlib Axes, default=None
 
     Returns
@@ -324,6 +327,8 @@ def plot_item_uncertainty(model, X, *, bins=20, ax=None):
                label=f"mean {np.mean(confidence):.3f}")
     ax.set(xlabel="posterior probability of the inferred label", ylabel="items",
            title=f"{len(confidence)} items")
+    if log:
+        ax.set_yscale("log")
     ax.legend(fontsize=8)
     return ax
 

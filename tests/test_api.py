@@ -180,4 +180,4 @@ def test_invalid_parameters_are_rejected_by_validation():
 def test_verbose_prints_progress(capsys):
     DawidSkene(verbose=2, max_iter=3, tol=0).fit(X)
     out = capsys.readouterr().out
-    assert "Restart 0" in out and "Iteration 3" in out
+    assert "[DawidSkene restart 1/1] started" in out and "iteration 3 " in out

@@ -144,6 +144,8 @@ def test_item_uncertainty_histogram_counts_every_item(binary):
     assert sum(heights) == ratings.shape[0]
     mean_line = ax.lines[0].get_xdata()[0]
     assert mean_line == pytest.approx(model.predict_proba(ratings).max(axis=1).mean())
+    assert ax.get_yscale() == "linear"
+    assert plot_item_uncertainty(model, ratings, log=True).get_yscale() == "log"
 
 
 def test_predictive_check_boxes_and_data(irt):

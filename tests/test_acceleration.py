@@ -1,0 +1,148 @@
+"""The accelerated fit loop (SQUAREM in CrowdModel._run) and the progress
+reporter: every model reaches the plain iteration's optimum, the kept
+objective never decreases with acceleration on, and verbose output is live
+and tagged."""
+
+import io
+import re
+import sys
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from skcrowd import GLAD, IRT3PL, DawidSkene, OrdinalMixture
+from skcrowd.datasets import make_dawid_skene, make_glad, make_irt, make_ordinal
+
+
+def _quiet_fit(model, ratings):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(ratings)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return {
+        "ds": make_dawid_skene(600, 12, 4, 3, spammer_fraction=0.2, random_state=0).ratings,
+        "glad": make_glad(500, 12, 4, 2, spammer_fraction=0.2, random_state=1).ratings,
+        "irt": make_irt(600, 8, 4, random_state=2).ratings,
+        "ordinal": make_ordinal(400, 15, 4, random_state=3).ratings,
+    }
+
+
+# (data key, model factory, tight tolerance, fitted parameters compared)
+CASES = {
+    "DawidSkene": ("ds", lambda **kw: DawidSkene(**kw), 1e-13,
+                   lambda m: [m.confusion_, m.class_prior_]),
+    "DawidSkene-one_coin": ("ds", lambda **kw: DawidSkene(confusion="one_coin", **kw), 1e-13,
+                            lambda m: [m.confusion_, m.class_prior_]),
+    "GLAD": ("glad", lambda **kw: GLAD(class_prior="learn", **kw), 1e-13,
+             lambda m: [m.rater_ability_, m.class_prior_, np.log(m.item_difficulty_)]),
+    "IRT3PL": ("irt", lambda **kw: IRT3PL(n_init=1, random_state=0, **kw), 1e-14,
+               lambda m: [m.alpha_sens_, m.alpha_spec_, m.class_prior_,
+                          list(m.item_prior_.values())]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_accelerated_fit_reaches_the_plain_optimum(small, case):
+    key, make, tol, parameters = CASES[case]
+    plain = _quiet_fit(make(accelerate=False, tol=tol, max_iter=5000), small[key])
+    fast = _quiet_fit(make(accelerate=True, tol=tol, max_iter=5000), small[key])
+    assert plain.converged_ and fast.converged_
+    assert fast._n_extrapolated > 0, "no extrapolated step was kept: the test tests nothing"
+    assert fast.lower_bound_ == pytest.approx(plain.lower_bound_, rel=1e-6)
+    assert fast.lower_bound_ >= plain.lower_bound_ - 1e-9 * abs(plain.lower_bound_)
+    for a, b in zip(parameters(plain), parameters(fast)):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-4)
+    np.testing.assert_array_equal(fast.predict(small[key]), plain.predict(small[key]))
+    assert fast.n_iter_ < plain.n_iter_
+
+
+@pytest.mark.parametrize("case", sorted(CASES) + ["OrdinalMixture"])
+def test_objective_never_decreases_with_acceleration(small, case):
+    if case == "OrdinalMixture":
+        key, model = "ordinal", OrdinalMixture(n_init=2, random_state=0)
+    else:
+        key, make, _, _ = CASES[case]
+        model = make()
+    model.set_params(accelerate=True, tol=0, max_iter=60)
+    _quiet_fit(model, small[key])
+    assert model.n_iter_ == 60
+    assert model._n_extrapolated > 0
+    for history in model._restart_histories:
+        assert np.all(np.isfinite(history))
+        assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:])), case
+        # one entry per kept state; a rejected extrapolation costs a pass
+        assert len(history) <= 61
+
+
+def test_plain_iteration_keeps_every_pass(small):
+    model = _quiet_fit(DawidSkene(accelerate=False, tol=0, max_iter=25), small["ds"])
+    assert model.n_iter_ == 25 and len(model.objective_history_) == 26
+    assert model._n_extrapolated == 0
+
+
+# -- progress ------------------------------------------------------------------------
+LINE = re.compile(r"^\[(\w+) restart (\d+)/(\d+)\] (.+)  \((\d+\.\d\d)s\)$")
+
+
+class _Recorder(io.StringIO):
+    """stdout that remembers which thread wrote each line."""
+
+    def __init__(self):
+        super().__init__()
+        self.writers = []
+
+    def write(self, text):
+        if text.strip():
+            self.writers.append((threading.current_thread().name, text.strip()))
+        return super().write(text)
+
+
+def _capture(fit):
+    recorder, saved = _Recorder(), sys.stdout
+    sys.stdout = recorder
+    try:
+        fit()
+    finally:
+        sys.stdout = saved
+    return recorder
+
+
+def test_progress_lines_are_tagged_whole_and_timed(small):
+    recorder = _capture(lambda: _quiet_fit(
+        OrdinalMixture(n_init=3, n_jobs=2, verbose=2, max_iter=15, random_state=0),
+        small["ordinal"]))
+    lines = recorder.getvalue().splitlines()
+    assert lines and all(LINE.match(line) for line in lines), lines[:5]
+    assert "nan" not in recorder.getvalue()
+    tags = [LINE.match(line).groups() for line in lines]
+    assert {(name, total) for name, _, total, _, _ in tags} == {("OrdinalMixture", "3")}
+    for restart in ("1", "2", "3"):
+        mine = [text for _, r, _, text, _ in tags if r == restart]
+        assert mine[0] == "started"
+        assert re.match(r"(converged|did not converge) after 15 iterations", mine[-1])
+        assert sum(text.startswith("iteration ") for text in mine) >= 8
+
+
+def test_threaded_restarts_report_live_from_their_threads(small):
+    # A restart's lines are written by the thread that runs it, while it
+    # runs (the old code printed every line from the main thread at the end).
+    recorder = _capture(lambda: _quiet_fit(
+        OrdinalMixture(n_init=2, n_jobs=2, verbose=1, max_iter=10, random_state=0),
+        small["ordinal"]))
+    main = threading.main_thread().name
+    ends = [writer for writer, text in recorder.writers if "after 10 iterations" in text]
+    assert len(ends) == 2 and main not in ends
+
+
+def test_verbose_one_prints_restart_lines_only_for_short_fits(small):
+    recorder = _capture(lambda: _quiet_fit(DawidSkene(verbose=1, n_init=2, random_state=0),
+                                           small["ds"]))
+    texts = [LINE.match(line).group(4) for line in recorder.getvalue().splitlines()]
+    assert texts[0] == "started" and texts[1].startswith("converged after")
+    assert len(texts) == 4
