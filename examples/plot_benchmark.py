@@ -9,7 +9,8 @@ number came from one run of the command beside it, with skcrowd and
 crowd-kit 1.4.2 side by side in the same process:
 
 * accuracy on gold: ``skcrowd demo`` and ``python
-  benchmarks/crowdkit_reference.py`` (crowd-kit defaults, ``n_iter=100``);
+  benchmarks/crowdkit_reference.py`` (crowd-kit defaults, ``n_iter=100``;
+  MACE: ``python benchmarks/bench_mace.py --only gold``);
 * speed: ``python benchmarks/bench_dawid_skene.py --only synthetic``
   (100k items x 5 ratings, 100 raters, K=5, 50 iterations) and ``python
   benchmarks/bench_glad.py --only synthetic`` (10k items x 5 ratings, 100
@@ -31,17 +32,20 @@ accuracy = {
     "crowd-kit DawidSkene": [0.9275, 0.8889, 0.8426, 0.8292],
     "skcrowd GLAD": [0.9250, 0.7222, 0.8340, 0.8228],
     "crowd-kit GLAD": [0.9250, 0.7222, 0.8340, 0.8217],
+    "skcrowd MACE": [0.9263, 0.8611, 0.8302, 0.8383],
+    "crowd-kit MACE": [0.9250, 0.7222, 0.8352, 0.8115],
 }
-colors = ["tab:gray", "tab:blue", "lightsteelblue", "tab:orange", "navajowhite"]
-fig, ax = plt.subplots(figsize=(9, 4), constrained_layout=True)
-width = 0.16
+colors = ["tab:gray", "tab:blue", "lightsteelblue", "tab:orange", "navajowhite",
+          "tab:green", "palegreen"]
+fig, ax = plt.subplots(figsize=(10, 4.2), constrained_layout=True)
+width = 0.12
 for i, ((name, values), color) in enumerate(zip(accuracy.items(), colors)):
-    ax.bar(np.arange(len(datasets)) + (i - 2) * width, values, width, label=name,
+    ax.bar(np.arange(len(datasets)) + (i - 3) * width, values, width, label=name,
            color=color)
 ax.set_xticks(np.arange(len(datasets)), datasets)
 ax.set(ylim=(0.65, 0.95), ylabel="accuracy on gold",
        title="recorded accuracy (README, 'Accuracy on gold')")
-ax.legend(fontsize=8, ncols=3, loc="upper right")
+ax.legend(fontsize=7, ncols=4, loc="upper right")
 plt.show()
 
 # %%

@@ -10,6 +10,7 @@ and an objective that must never decrease, with restarts and convergence
 monitoring in the style of :class:`sklearn.mixture.GaussianMixture`.
 """
 
+import copy
 import sys
 import threading
 import warnings
@@ -27,11 +28,12 @@ from scipy.special import ndtri
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._set_output import _get_output_config
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
-from ._ratings import RatingData, Ratings, check_classes, encode_labels, show
+from ._ratings import Ratings, encode, import_pandas, long_columns
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -234,119 +236,35 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     item's log marginal likelihood).
     """
 
-    _parameter_constraints: dict = {"classes": ["array-like", None]}
+    _parameter_constraints: dict = {
+        "classes": ["array-like", None],
+        "unknown_raters": [StrOptions({"error", "prior"})],
+    }
 
     #: fewest classes the model can be fitted with
     _min_classes = 1
 
     # -- input ----------------------------------------------------------------
     def _encode(self, X, reset):
-        """Validate ``X`` and convert it to :class:`RatingData`.
+        """``X`` as :class:`RatingData`, through the data layer (every input
+        form, missing values, rater ids and label encoding live there).
 
         With ``reset=True`` (fit) this sets ``classes_``, ``n_features_in_``
         and ``rater_ids_``; otherwise it checks ``X`` against them.
         """
-        if isinstance(X, Ratings):
-            ratings = X
-            if reset:
-                self.n_features_in_ = ratings.shape[1]
-                self.rater_ids_ = ratings.rater_ids
-                if hasattr(self, "feature_names_in_"):
-                    del self.feature_names_in_
-                rater = ratings._rater
-            else:
-                rater = self._map_raters(ratings)
-        else:
-            if isinstance(X, (list, tuple)) and len(X) == 0:
-                raise ValueError("X is empty: it has no items.")
-            X = validate_data(
-                self,
-                X,
-                reset=reset,
-                accept_sparse=("csr", "csc", "coo"),
-                dtype=None,
-                ensure_all_finite="allow-nan",
-                ensure_min_samples=1,
-                ensure_min_features=1,
-            )
-            ratings = Ratings.from_matrix(X)
-            if reset:
-                self.rater_ids_ = getattr(
-                    self, "feature_names_in_", np.arange(ratings.shape[1])
-                )
-            rater = ratings._rater
-
-        labels = ratings.label
-        if reset:
-            if ratings.n_ratings == 0:
-                raise ValueError(
-                    "X has no ratings: every entry is missing, nothing to fit."
-                )
-            self._set_classes(labels)
-        codes = encode_labels(labels, self.classes_)
-        return RatingData(
-            ratings._item,
-            rater,
-            codes,
-            ratings._item_ptr,
-            n_raters=self.n_features_in_,
-            n_classes=len(self.classes_),
-            item_ids=ratings.item_ids,
-        )
-
-    def _set_classes(self, labels):
-        """``classes_`` from the ``classes`` parameter or the labels seen
-        (any array holding every label), checked against ``_min_classes``."""
-        if self.classes is not None:
-            self.classes_ = check_classes(self.classes)
-        else:
-            try:
-                self.classes_ = np.unique(labels)
-            except TypeError:
-                raise ValueError(
-                    "Labels must all be of one type (numbers or strings)."
-                ) from None
-        if len(self.classes_) < self._min_classes:
-            raise ValueError(
-                f"The ratings contain only {len(self.classes_)} class(es) "
-                f"({self.classes_.tolist()!r}); "
-                f"{type(self).__name__} needs at least {self._min_classes} "
-                "classes. Pass classes=[...] to name the scale."
-            )
-        if len(self.classes_) == 1:
-            warnings.warn(
-                f"The ratings contain only one class ({show(self.classes_[0])}); "
-                "every item will get it. Pass classes=[...] to name the scale.",
-                UserWarning,
-            )
-
-    def _map_raters(self, ratings):
-        """Rater codes of a :class:`Ratings` in the columns seen in fit."""
-        fitted = np.asarray(self.rater_ids_)
-        ids = ratings.rater_ids
-        if len(ids) == len(fitted) and np.array_equal(ids, fitted):
-            return ratings._rater
-        try:
-            order = np.argsort(fitted, kind="stable")
-            pos = np.minimum(np.searchsorted(fitted[order], ids), len(fitted) - 1)
-        except TypeError:
-            raise ValueError("Rater ids are not comparable with those seen in fit.") from None
-        unknown = fitted[order][pos] != ids
-        used = np.zeros(len(ids), dtype=bool)
-        used[np.unique(ratings._rater)] = True
-        if np.any(unknown & used):
-            first = ids[np.argmax(unknown & used)]
-            raise ValueError(
-                f"Rater {show(first)} was not seen in fit; {type(self).__name__} has no "
-                "parameters for it."
-            )
-        return order[pos].astype(np.int32)[ratings._rater]
+        return encode(self, X, reset=reset)
 
     def _as_output(self, X, data, codes):
         """Ratings with new label codes, in the form of the input ``X``."""
         labels = self.classes_[codes]
-        if isinstance(X, Ratings):
-            return Ratings._from_sorted(data.item, X._rater, labels, X.item_ids, X.rater_ids)
+        if data.form in ("long", "ratings"):
+            source = data.ratings
+            sim = Ratings._from_sorted(data.item, source._rater, labels, source.item_ids,
+                                       source.rater_ids)
+            if data.form == "ratings":
+                return sim
+            names = dict(zip(("item", "rater", "label"), long_columns(X.columns)))
+            return sim.to_long().rename(columns=names)
         shape = (data.n_items, data.n_raters)
         if sp.issparse(X):
             return sp.csr_matrix((labels, (data.item, data.rater)), shape=shape)
@@ -354,6 +272,192 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                       dtype=object if labels.dtype.kind == "O" else np.float64)
         out[data.item, data.rater] = labels
         return out
+
+    # -- output: results labelled by item id ------------------------------------
+    #: name of the ``predict`` Series (pandas results)
+    _prediction_name = "label"
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the columns of :meth:`transform` / :meth:`predict_proba`:
+        the classes, as strings.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            Checked against the rater columns seen in fit; not used.
+
+        Returns
+        -------
+        names : ndarray of str objects of shape (n_classes,)
+        """
+        check_is_fitted(self)
+        # scikit-learn's own validation of input_features (length, names).
+        _check_feature_names_in(self, input_features)
+        return np.asarray([str(c) for c in self.classes_], dtype=object)
+
+    def _pandas_results(self, data):
+        """Results as pandas objects indexed by item id: when
+        ``set_output(transform="pandas")`` is configured, or when ``X`` was a
+        long-form DataFrame (whose rows are ratings, not items, so a bare
+        array could only be matched to items by position in the sorted ids)."""
+        return data.form == "long" or _get_output_config("transform", self)["dense"] == "pandas"
+
+    def _item_index(self, data):
+        pd = import_pandas("pandas output")
+        if data.form == "matrix":
+            return pd.RangeIndex(data.n_items)
+        return pd.Index(data.item_ids, name=data.item_name)
+
+    def _labelled(self, data, values, what):
+        """``values`` (per item) as the result of ``X``'s form: a DataFrame
+        or Series indexed by item id (see :meth:`_pandas_results`), else as is."""
+        if not self._pandas_results(data):
+            return values
+        pd = import_pandas("pandas output")
+        index = self._item_index(data)
+        if what == "proba":
+            return pd.DataFrame(values, index=index, columns=self.get_feature_names_out())
+        name = self._prediction_name if what == "label" else "log_likelihood"
+        return pd.Series(values, index=index, name=name)
+
+    def _results(self, X, what, **params):
+        """Per-item results for ``X``: ``"label"`` (predict), ``"proba"``
+        or ``"loglik"`` (score_samples); ``params`` go to the model's
+        item inference (e.g. OrdinalMixture's ``groups``)."""
+        check_is_fitted(self)
+        if _dask.is_dask_frame(X):
+            return _dask.infer_frame(self, X, what)
+        data = self._encode(X, reset=False)
+        model = self._with_unknown_raters(data)
+        if what == "loglik":
+            values = model._score_items(data, **params)
+            # Exactly 0 for an item without ratings (not log Σπ rounded).
+            values[data.ratings_per_item == 0] = 0.0
+        else:
+            items = model._infer_items(data, **params)
+            values = items["proba"] if what == "proba" else model._predict_from_items(items)
+        return self._labelled(data, values, what)
+
+    # -- raters not seen in fit (unknown_raters="prior") ---------------------------
+    #: fitted per-rater attributes (first axis: raters) that item inference reads
+    _rater_attributes = ()
+
+    def _population_rater(self):
+        """The parameters of a rater not seen in fit, one value per name in
+        ``_rater_attributes``.  Default: the mean over the fitted raters,
+        weighted by their numbers of ratings in fit (a model with a fitted
+        population distribution overrides this)."""
+        weights = self._rating_weights()
+        return {name: np.average(getattr(self, name), axis=0, weights=weights)
+                for name in self._rater_attributes}
+
+    def _rating_weights(self):
+        """Each fitted rater's number of ratings in fit (all ones if none)."""
+        weights = np.asarray(self._rater_counts, dtype=np.float64)
+        return weights if weights.sum() > 0 else np.ones_like(weights)
+
+    def _with_unknown_raters(self, data):
+        """The model to run on ``data``: itself, or (when ``data`` has raters
+        not seen in fit, code ``n_features_in_``) a shallow copy whose
+        per-rater attributes have one more rater, the population rater.
+        The estimator itself is never changed by predict."""
+        if data.n_raters <= self.n_features_in_:
+            return self
+        model = copy.copy(self)
+        for name, value in self._population_rater().items():
+            setattr(model, name, np.concatenate([getattr(self, name), np.asarray(value)[None]]))
+        return model
+
+    # -- diagnostics tables ----------------------------------------------------------
+    def _rater_diagnostics(self):
+        """The model's per-rater columns for :meth:`rater_table` (a dict of
+        arrays of length ``n_features_in_``)."""
+        return {}
+
+    def _item_diagnostics(self, data, items):
+        """The model's per-item columns for :meth:`item_table`, from the
+        item-level state ``items``."""
+        return {}
+
+    def rater_table(self):
+        """Per-rater diagnostics of the fitted model, one row per rater.
+
+        Returns
+        -------
+        table : pandas.DataFrame
+            Indexed by rater id (``rater_ids_``); the column ``n_ratings``
+            (ratings in fit) and the model's rater parameters, listed in the
+            user guide ("Result tables").
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skcrowd import DawidSkene
+        >>> df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": ["ann", "bob"] * 3,
+        ...                    "label": ["y", "y", "n", "y", "n", "n"]})
+        >>> DawidSkene().fit(df).rater_table().columns.tolist()
+        ['n_ratings', 'accuracy', 'recall_n', 'recall_y']
+        """
+        check_is_fitted(self)
+        pd = import_pandas("rater_table")
+        table = {"n_ratings": self._rater_counts, **self._rater_diagnostics()}
+        return pd.DataFrame(table, index=pd.Index(self.rater_ids_, name="rater"))
+
+    def item_table(self, X, **params):
+        """Per-item diagnostics for the items of ``X``, one row per item.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Ratings
+            Ratings of the items, in any form ``fit`` accepts.
+        **params
+            Passed to the item inference (OrdinalMixture's ``groups``).
+
+        Returns
+        -------
+        table : pandas.DataFrame
+            Indexed by item id (as :meth:`predict` with pandas output):
+            ``n_ratings``; the prediction (``label``, or ``mean`` /
+            ``median``); for a class prediction its posterior
+            ``probability``; the posterior ``entropy`` (nats); the
+            ``log_likelihood`` of the item's ratings; and the model's item
+            parameters (user guide, "Result tables").
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skcrowd import MajorityVote
+        >>> df = pd.DataFrame({"item": ["q1", "q1", "q2"], "rater": [1, 2, 1],
+        ...                    "label": [1, 1, 0]})
+        >>> MajorityVote().fit(df).item_table(df)[["n_ratings", "label", "probability"]]
+              n_ratings  label  probability
+        item                               
+        q1            2      1          1.0
+        q2            1      0          1.0
+        """
+        check_is_fitted(self)
+        pd = import_pandas("item_table")
+        if _dask.is_dask_frame(X):
+            raise ValueError("item_table does not take a dask DataFrame; use predict_proba "
+                             "and score_samples, which return dask collections.")
+        data = self._encode(X, reset=False)
+        model = self._with_unknown_raters(data)
+        items = model._infer_items(data, **params)
+        proba = items["proba"]
+        table = {"n_ratings": data.ratings_per_item,
+                 self._prediction_name: model._predict_from_items(items)}
+        if self._prediction_name == "label":
+            table["probability"] = proba.max(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            table["entropy"] = -np.sum(np.where(proba > 0, proba * np.log(proba), 0.0), axis=1)
+        loglik = model._score_items(data, **params)
+        loglik[data.ratings_per_item == 0] = 0.0
+        table["log_likelihood"] = loglik
+        table.update(model._item_diagnostics(data, items))
+        index = self._item_index(data)
+        if data.form in ("matrix", "wide") and index.name is None:
+            index = index.rename("item")
+        return pd.DataFrame(table, index=index)
 
     # -- hooks ----------------------------------------------------------------
     @abstractmethod
@@ -386,6 +490,9 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
 
     # -- public API -----------------------------------------------------------
     def _fit(self, X, **fit_params):
+        """Encode ``X`` (once) and fit; returns ``(data, items)``, the
+        encoded data and the per-item state of the training items (both
+        None for a dask DataFrame, whose items stay on the workers)."""
         if _dask.is_dask_frame(X):
             # The fit loop over the workers' partitions (DESIGN §9); the
             # training items' states stay there until the fit ends.
@@ -395,9 +502,18 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             finally:
                 data.release()
             self._dask_iterations = data.iterations  # timings, for benchmarks
-            return None
+            return None, None
         data = self._encode(X, reset=True)
-        return self._fit_encoded(data, **fit_params)
+        # Ratings per rater: the rater table's n_ratings and the weights of
+        # the population rater (unknown_raters="prior").
+        self._rater_counts = np.bincount(data.rater, minlength=self.n_features_in_)
+        return data, self._fit_encoded(data, **fit_params)
+
+    def _fit_predict(self, X, **fit_params):
+        data, items = self._fit(X, **fit_params)
+        if items is None:
+            return self.predict(X)
+        return self._labelled(data, self._predict_from_items(items), "label")
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, **fit_params):
@@ -405,10 +521,14 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_items, n_raters), or Ratings
-            ``X[i, j]`` is rater ``j``'s label for item ``i``; NaN (or None)
-            means not rated.  In a sparse matrix every stored entry is a
-            rating, explicit zeros included.
+        X : array-like, sparse matrix or DataFrame of shape (n_items, n_raters), \
+or Ratings, or a long-form DataFrame
+            ``X[i, j]`` is rater ``j``'s label for item ``i``; NaN, None,
+            ``pd.NA`` or ``pd.NaT`` means not rated.  In a sparse matrix every
+            stored entry is a rating, explicit zeros included.  A DataFrame
+            with the columns ``item, rater, label`` (or ``task, worker,
+            label``) is long form, one rating per row (see the user guide,
+            "Input forms").
         y : None
             Ignored; there is no supervision.
         **fit_params : dict
@@ -428,41 +548,38 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         Equal to ``fit(X).predict(X)``; computed from the final local step of
         the fit, without a second pass (a second pass for a dask DataFrame).
         """
-        items = self._fit(X, **fit_params)
-        if items is None:
-            return self.predict(X)
-        return self._predict_from_items(items)
+        return self._fit_predict(X, **fit_params)
 
     def predict(self, X):
         """The most probable true class of each item.
 
         Parameters
         ----------
-        X : array-like, sparse matrix or Ratings of shape (n_items, n_raters)
+        X : array-like, sparse matrix, DataFrame or Ratings
+            Ratings of the items, in any form ``fit`` accepts.
 
         Returns
         -------
-        labels : ndarray of shape (n_items,)
+        labels : ndarray of shape (n_items,), or Series
+            A pandas Series indexed by item id when ``X`` is a long-form
+            DataFrame or ``set_output(transform="pandas")`` is set.
         """
-        check_is_fitted(self)
-        if _dask.is_dask_frame(X):
-            return _dask.infer_frame(self, X, "label")
-        return self._predict_from_items(self._infer_items(self._encode(X, reset=False)))
+        return self._results(X, "label")
 
     def predict_proba(self, X):
         """Posterior probability of each true class, per item.
 
         Returns
         -------
-        proba : ndarray of shape (n_items, n_classes)
+        proba : ndarray of shape (n_items, n_classes), or DataFrame
             Columns follow ``classes_``.  An item without ratings gets the
-            class prior.  For a dask DataFrame of ratings (DawidSkene,
-            IRT3PL): a dask DataFrame indexed by item, one column per class.
+            class prior.  A DataFrame indexed by item id (one column per
+            class, named by :meth:`get_feature_names_out`) when ``X`` is a
+            long-form DataFrame or ``set_output(transform="pandas")`` is
+            set.  For a dask DataFrame of ratings: a dask DataFrame indexed by
+            item, one column per class.
         """
-        check_is_fitted(self)
-        if _dask.is_dask_frame(X):
-            return _dask.infer_frame(self, X, "proba")
-        return self._infer_items(self._encode(X, reset=False))["proba"]
+        return self._results(X, "proba")
 
     def transform(self, X):
         """Same as :meth:`predict_proba`, so that a model is a pipeline step."""
@@ -474,20 +591,14 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        log_likelihood : ndarray of shape (n_items,)
-            0 for an item with no ratings.
+        log_likelihood : ndarray of shape (n_items,), or Series
+            0 for an item with no ratings.  A Series indexed by item id in
+            the cases where :meth:`predict` returns one.
         """
-        check_is_fitted(self)
-        if _dask.is_dask_frame(X):
-            return _dask.infer_frame(self, X, "loglik")
-        data = self._encode(X, reset=False)
-        loglik = self._score_items(data)
-        # Exactly 0 for an item without ratings (not log Σπ rounded).
-        loglik[data.ratings_per_item == 0] = 0.0
-        return loglik
+        return self._results(X, "loglik")
 
-    def _score_items(self, data):
-        return self._infer_items(data)["loglik"]
+    def _score_items(self, data, **params):
+        return self._infer_items(data, **params)["loglik"]
 
     def score(self, X, y=None):
         """Mean log marginal likelihood per item (higher is better).
@@ -510,15 +621,18 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         Returns
         -------
         X_sim : same kind as X
-            A Ratings for a Ratings, a CSR matrix for a sparse matrix, else an
-            ndarray with NaN (or None) where ``X`` has no rating.
+            A Ratings for a Ratings, a long-form DataFrame (same column
+            names, rows sorted by item) for a long-form DataFrame, a CSR
+            matrix for a sparse matrix, else an ndarray with NaN (or None)
+            where ``X`` has no rating.
         """
         check_is_fitted(self)
         if _dask.is_dask_frame(X):
             raise ValueError("sample does not take a dask DataFrame; sample a Ratings or "
                              "a matrix (for example one partition).")
         data = self._encode(X, reset=False)
-        codes = self._sample_labels(data, check_random_state(random_state))
+        model = self._with_unknown_raters(data)
+        codes = model._sample_labels(data, check_random_state(random_state))
         return self._as_output(X, data, codes)
 
     def __sklearn_tags__(self):

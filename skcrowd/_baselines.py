@@ -26,12 +26,19 @@ class MajorityVote(CrowdEstimator):
     ----------
     classes : array-like, default=None
         All labels of the scale; default the labels seen in fit.
+    unknown_raters : {"error", "prior"}, default="error"
+        Raters not seen in fit, at predict time: an error (naming the rater), or
+        ``"prior"``: count their ratings (the baselines have no per-rater
+        parameters: every rater is the same rater).
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
     class_prior_ : ndarray of shape (n_classes,)
     accuracy_ : float
+    rater_agreement_ : ndarray of shape (n_raters,)
+        Share of each rater's ratings that equal their item's majority label
+        (NaN for a rater without ratings).
     n_features_in_ : int
     rater_ids_ : ndarray of shape (n_raters,)
 
@@ -43,8 +50,9 @@ class MajorityVote(CrowdEstimator):
     array([1., 0.])
     """
 
-    def __init__(self, *, classes=None):
+    def __init__(self, *, classes=None, unknown_raters="error"):
         self.classes = classes
+        self.unknown_raters = unknown_raters
 
     def _vote_shares(self, data):
         counts = np.empty((data.n_items, data.n_classes))
@@ -59,7 +67,18 @@ class MajorityVote(CrowdEstimator):
         self.class_prior_ = (shares.sum(axis=0) + 1e-12) / (len(shares) + 1e-12 * data.n_classes)
         agree = counts[rated].max(axis=1).sum()
         self.accuracy_ = float((agree + 1.0) / (n_votes.sum() + 2.0))
+        # Share of each rater's ratings that equal their item's majority
+        # label (predict's tie rule); NaN for a rater without ratings.
+        majority = np.argmax(counts, axis=1)
+        agrees = np.bincount(data.rater, weights=data.label == majority[data.item],
+                             minlength=data.n_raters)
+        per_rater = np.bincount(data.rater, minlength=data.n_raters)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.rater_agreement_ = agrees / per_rater
         return self._items_from_counts(counts)
+
+    def _rater_diagnostics(self):
+        return {"agreement": self.rater_agreement_}
 
     def _items_from_counts(self, counts):
         n_votes = counts.sum(axis=1, keepdims=True)
@@ -103,6 +122,18 @@ class _NumericSummary(MajorityVote):
     def _predict_from_items(self, items):
         return items["value"]
 
+    def _item_diagnostics(self, data, items):
+        # The standard error of the mean of the item's ratings (NaN under two
+        # ratings): a scale of the summary's uncertainty, for the median too.
+        values = self.classes_.astype(np.float64)[data.label]
+        n = data.ratings_per_item.astype(np.float64)
+        total = np.bincount(data.item, weights=values, minlength=data.n_items)
+        square = np.bincount(data.item, weights=values**2, minlength=data.n_items)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            variance = np.maximum(square - total**2 / n, 0.0) / (n - 1)
+            std = np.where(n >= 2, np.sqrt(variance / n), np.nan)
+        return {"std": std}
+
     def _infer_items(self, data):
         items = super()._infer_items(data)
         values = np.empty(data.n_items)
@@ -126,6 +157,10 @@ class MeanRating(_NumericSummary):
     ----------
     classes : array-like, default=None
         All values of the scale; default the values seen in fit.
+    unknown_raters : {"error", "prior"}, default="error"
+        Raters not seen in fit, at predict time: an error (naming the rater), or
+        ``"prior"``: count their ratings (the baselines have no per-rater
+        parameters: every rater is the same rater).
 
     Examples
     --------
@@ -136,6 +171,7 @@ class MeanRating(_NumericSummary):
     """
 
     _summary = staticmethod(item_means)
+    _prediction_name = "mean"
 
 
 class MedianRating(_NumericSummary):
@@ -148,6 +184,10 @@ class MedianRating(_NumericSummary):
     Parameters
     ----------
     classes : array-like, default=None
+    unknown_raters : {"error", "prior"}, default="error"
+        Raters not seen in fit, at predict time: an error (naming the rater), or
+        ``"prior"``: count their ratings (the baselines have no per-rater
+        parameters: every rater is the same rater).
 
     Examples
     --------
@@ -158,3 +198,4 @@ class MedianRating(_NumericSummary):
     """
 
     _summary = staticmethod(item_medians)
+    _prediction_name = "median"

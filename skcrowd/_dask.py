@@ -35,7 +35,7 @@ from time import perf_counter
 
 import numpy as np
 
-from ._ratings import RatingData, Ratings, encode_labels
+from ._ratings import RatingData, Ratings, encode_labels, fit_classes, long_columns
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -57,15 +57,6 @@ def is_dask_frame(X):
             and hasattr(X, "map_partitions") and hasattr(X, "columns"))
 
 
-def long_columns(columns):
-    """The frame's (item, rater, label) column names, by the first of
-    :data:`CONVENTIONS` that it has in full; ``None`` if it has neither."""
-    for names in CONVENTIONS:
-        if all(c in columns for c in names):
-            return names
-    return None
-
-
 def _standard_frame(estimator, frame, extra=()):
     """``frame`` with the columns ``item``, ``rater``, ``label`` (renamed
     from crowd-kit's convention) and the model's ``extra`` columns."""
@@ -75,7 +66,10 @@ def _standard_frame(estimator, frame, extra=()):
             "matrix, or use DawidSkene, GLAD, IRT3PL, MACE or OrdinalMixture for a dask "
             "DataFrame."
         )
-    names = long_columns(frame.columns)
+    try:
+        names = long_columns(frame.columns)  # the data layer's rule
+    except ValueError:
+        names = None
     if names is None:
         raise ValueError(
             "A dask DataFrame of ratings needs the columns ['item', 'rater', 'label'] "
@@ -88,9 +82,11 @@ def _standard_frame(estimator, frame, extra=()):
             f"{type(estimator).__name__} needs the column(s) {missing} in the dask DataFrame "
             f"(it has {list(frame.columns)})."
         )
+    # The in-memory rules: crowd-kit's names are renamed, other columns
+    # dropped, and a row without a label is not a rating.
     columns = dict(zip(names, COLUMNS))
     columns.update({column: name for name, column in extra})
-    return frame[list(columns)].rename(columns=columns)
+    return frame[list(columns)].rename(columns=columns).dropna(subset=["label"])
 
 
 def _client():
@@ -435,14 +431,16 @@ def encode_frame(estimator, frame, **fit_params):
     with_groups = any(name == "group" for name, _ in extra)
     key = "group" if with_groups else "item"
     client = _client()
-    raters, labels, n_ratings = dask.compute(
-        frame["rater"].drop_duplicates(), frame["label"].drop_duplicates(), frame.shape[0])
+    rater_counts, labels, n_ratings = dask.compute(
+        frame["rater"].value_counts(dropna=False), frame["label"].drop_duplicates(),
+        frame.shape[0])
+    raters = rater_counts.index.to_series()
     if n_ratings == 0:
         raise ValueError("X has no ratings: the dask DataFrame is empty, nothing to fit.")
-    if raters.isna().any() or labels.isna().any():
-        raise ValueError("A rating has a missing rater or label (NaN or None); drop them first.")
+    if raters.isna().any():
+        raise ValueError("A rating has a missing rater id (NaN or None); drop it first.")
     rater_ids = np.sort(raters.to_numpy())
-    estimator._set_classes(labels.to_numpy())
+    fit_classes(estimator, labels.to_numpy())
     classes = estimator.classes_
 
     def encode(frame):
@@ -478,6 +476,7 @@ def encode_frame(estimator, frame, **fit_params):
     data.rater_counts = data.map_sum(_rater_counts)["counts"]
     estimator.rater_ids_ = rater_ids
     estimator.n_features_in_ = len(rater_ids)
+    estimator._rater_counts = rater_counts.loc[rater_ids].to_numpy()
     return data
 
 

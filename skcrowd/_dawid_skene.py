@@ -43,6 +43,11 @@ class DawidSkene(CrowdModel):
         Known class prevalence, held fixed; ``None`` learns it.
     classes : array-like, default=None
         All labels of the scale, sorted; default the labels seen in fit.
+    unknown_raters : {"error", "prior"}, default="error"
+        Raters not seen in fit, at predict time: an error (naming the rater), or
+        ``"prior"``: score them with the population rater, the mean of the
+        fitted confusion matrices weighted by each rater's number of ratings
+        (the confusion of a randomly drawn rating's rater).
     init : {"majority", "random"}, default="majority"
         Start of the first restart: soft majority vote (each item's vote
         shares) or random posteriors.  Further restarts start at random.
@@ -112,6 +117,7 @@ class DawidSkene(CrowdModel):
         prior_class=1.0,
         class_prior=None,
         classes=None,
+        unknown_raters="error",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -127,6 +133,7 @@ class DawidSkene(CrowdModel):
         self.prior_class = prior_class
         self.class_prior = class_prior
         self.classes = classes
+        self.unknown_raters = unknown_raters
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -286,6 +293,14 @@ class DawidSkene(CrowdModel):
         """Mean log posterior per item: log p(X | π, θ) + log p(π, θ)."""
         total = stats["loglik_total"] + self._log_prior(params, data.n_classes)
         return total / data.n_items
+
+    # -- result tables and new raters (the base class uses these) ------------------
+    _rater_attributes = ("confusion_", "rater_accuracy_")
+
+    def _rater_diagnostics(self):
+        recall = np.diagonal(self.confusion_, axis1=1, axis2=2)
+        return {"accuracy": self.rater_accuracy_,
+                **{f"recall_{c}": recall[:, k] for k, c in enumerate(self.classes_)}}
 
     def _set_fitted(self, data, params, items):
         self.class_prior_ = params["class_prior"]

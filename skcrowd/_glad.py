@@ -73,6 +73,10 @@ class GLAD(CrowdModel):
         class of π.
     classes : array-like, default=None
         All labels of the scale, sorted; default the labels seen in fit.
+    unknown_raters : {"error", "prior"}, default="error"
+        Raters not seen in fit, at predict time: an error (naming the rater), or
+        ``"prior"``: score them with the population ability, the mean of the
+        fitted α_j weighted by each rater's number of ratings.
     init : {"majority", "random"}, default="majority"
         Start of the first restart: every α_j = 1 and b_i at its prior mean,
         π from the vote shares, so that the first posteriors are the
@@ -171,6 +175,7 @@ class GLAD(CrowdModel):
         class_prior="uniform",
         prior_class=1.0,
         classes=None,
+        unknown_raters="error",
         init="majority",
         n_quadrature=40,
         max_iter=500,
@@ -188,6 +193,7 @@ class GLAD(CrowdModel):
         self.class_prior = class_prior
         self.prior_class = prior_class
         self.classes = classes
+        self.unknown_raters = unknown_raters
         self.init = init
         self.n_quadrature = n_quadrature
         self.max_iter = max_iter
@@ -424,6 +430,15 @@ class GLAD(CrowdModel):
         total = stats["loglik_total"] + self._log_prior(params, stats["log_beta_log_kernel"],
                                                         data.n_items)
         return total / data.n_items
+
+    # -- result tables and new raters (the base class uses these) ------------------
+    _rater_attributes = ("rater_ability_",)
+
+    def _rater_diagnostics(self):
+        return {"ability": self.rater_ability_}
+
+    def _item_diagnostics(self, data, items):
+        return {"difficulty": np.exp(-items["log_beta"])}
 
     def _set_fitted(self, data, params, items):
         self.class_prior_ = params["class_prior"]

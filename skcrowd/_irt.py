@@ -192,6 +192,11 @@ class IRT3PL(CrowdModel):
         population is wide, while δ and λ enter smoothly.
     classes : array-like of shape (2,), default=None
         The two labels; ``classes_[1]`` is the positive class.
+    unknown_raters : {"error", "prior"}, default="error"
+        Raters not seen in fit, at predict time: an error (naming the rater), or
+        ``"prior"``: score them with the population abilities, the means of
+        the fitted α^sens_j and α^spec_j (log-odds) weighted by each rater's
+        number of ratings.
     max_iter : int, default=500
     tol : float, default=1e-6
         Stop when the marginal log posterior per item changes by less.
@@ -270,6 +275,7 @@ class IRT3PL(CrowdModel):
         learn_item_prior=True,
         n_quadrature=None,
         classes=None,
+        unknown_raters="error",
         init="seed",
         max_iter=500,
         tol=1e-6,
@@ -287,6 +293,7 @@ class IRT3PL(CrowdModel):
         self.learn_item_prior = learn_item_prior
         self.n_quadrature = n_quadrature
         self.classes = classes
+        self.unknown_raters = unknown_raters
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -709,6 +716,24 @@ class IRT3PL(CrowdModel):
     def _objective(self, data, params, items, stats):
         """Quadrature marginal log posterior per item."""
         return (stats["loglik_total"] + self._log_prior(params)) / data.n_items
+
+    # -- result tables and new raters (the base class uses these) ------------------
+    _rater_attributes = ("alpha_sens_", "alpha_spec_", "sensitivity_", "specificity_")
+
+    def _population_rater(self):
+        # Average on the log-odds scale, the scale of the model's priors.
+        mean = super()._population_rater()
+        return dict(mean, sensitivity_=expit(mean["alpha_sens_"]),
+                    specificity_=expit(mean["alpha_spec_"]))
+
+    def _rater_diagnostics(self):
+        return {"sensitivity": self.sensitivity_, "specificity": self.specificity_,
+                "alpha_sens": self.alpha_sens_, "alpha_spec": self.alpha_spec_}
+
+    def _item_diagnostics(self, data, items):
+        active = {"difficulty": self.difficulty, "discrimination": self.discrimination,
+                  "guessing": self.guessing}
+        return {name: items[name] for name, on in active.items() if on}
 
     def _set_fitted(self, data, params, items):
         self.class_prior_ = np.array([1.0 - params["prior"], params["prior"]])

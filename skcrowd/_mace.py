@@ -61,6 +61,11 @@ default="uniform"
         Dirichlet pseudo-count on each class when ``class_prior="learn"``.
     classes : array-like, default=None
         All labels of the scale, sorted; default the labels seen in fit.
+    unknown_raters : {"error", "prior"}, default="error"
+        Raters not seen in fit, at predict time: an error (naming the rater), or
+        ``"prior"``: score them with the population rater, the fitted raters'
+        competence θ and spam distribution ξ (VB: their Beta / Dirichlet
+        posterior parameters) averaged with weights their numbers of ratings.
     init : {"majority", "random"}, default="majority"
         Start of the first restart: the soft majority vote (each item's
         vote shares) or random item posteriors.  Further restarts start from
@@ -153,6 +158,7 @@ default="uniform"
         class_prior="uniform",
         prior_class=1.0,
         classes=None,
+        unknown_raters="error",
         init="majority",
         max_iter=200,
         tol=1e-6,
@@ -169,6 +175,7 @@ default="uniform"
         self.class_prior = class_prior
         self.prior_class = prior_class
         self.classes = classes
+        self.unknown_raters = unknown_raters
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -303,6 +310,26 @@ default="uniform"
         EM: + log p(θ, ξ, π); VB: - KL(q(θ, ξ) || p(θ, ξ)) + log p(π).
         """
         return (stats["loglik_total"] + params["param_term"]) / data.n_items
+
+    # -- result tables and new raters (the base class uses these) ------------------
+    _rater_attributes = ("rater_competence_", "spam_distribution_", "rater_accuracy_")
+
+    def _population_rater(self):
+        mean = super()._population_rater()
+        if self.method == "vb":
+            # Average the posterior parameters; the plug-in values follow.
+            weights = self._rating_weights()
+            ab = np.average(self.competence_posterior_, axis=0, weights=weights)
+            c = np.average(self.spam_posterior_, axis=0, weights=weights)
+            mean.update(competence_posterior_=ab, spam_posterior_=c,
+                        rater_competence_=ab[0] / ab.sum(), spam_distribution_=c / c.sum())
+        theta = mean["rater_competence_"]
+        mean["rater_accuracy_"] = theta + (1 - theta) * (mean["spam_distribution_"]
+                                                         @ self.class_prior_)
+        return mean
+
+    def _rater_diagnostics(self):
+        return {"accuracy": self.rater_accuracy_, "competence": self.rater_competence_}
 
     def _set_fitted(self, data, params, items):
         self.class_prior_ = np.exp(params["log_prior"])

@@ -8,13 +8,13 @@ from scipy.special import (digamma, gammaln, log_ndtr, polygamma, roots_genlague
                            roots_legendre)
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from . import _dask
 from ._base import CrowdModel, item_chunks, item_normals, numba_threads
 from ._dask import DaskRatingData
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
+from ._ratings import per_item
 
 __all__ = ["OrdinalMixture"]
 
@@ -117,6 +117,12 @@ class OrdinalMixture(CrowdModel):
         the scale 1..5).  The outer ones may be infinite (ordinal link).
     classes : array-like, default=None
         The numeric scale values, sorted; default the values seen in fit.
+    unknown_raters : {"error", "prior"}, default="error"
+        Raters not seen in fit, at predict time: an error (naming the rater), or
+        ``"prior"``: score them with the fitted population of raters - the
+        precision factor q(τ) = Gamma(α, β) of the type-II ML fit
+        (``precision_shape_``, ``precision_rate_``) and the reliability ε
+        averaged over the raters, weighted by their numbers of ratings.
     prior_mean : float, default=None
         μ; default the mean of the scale values.
     prior_precision : float, default=0.1
@@ -229,6 +235,7 @@ class OrdinalMixture(CrowdModel):
         link="ordinal",
         thresholds=None,
         classes=None,
+        unknown_raters="error",
         prior_mean=None,
         prior_precision=0.1,
         difficulty_shape=10.0,
@@ -248,6 +255,7 @@ class OrdinalMixture(CrowdModel):
         self.link = link
         self.thresholds = thresholds
         self.classes = classes
+        self.unknown_raters = unknown_raters
         self.prior_mean = prior_mean
         self.prior_precision = prior_precision
         self.difficulty_shape = difficulty_shape
@@ -273,9 +281,11 @@ class OrdinalMixture(CrowdModel):
             Numeric ratings; NaN means not rated.
         y : None
             Ignored.
-        groups : array-like of shape (n_items,), default=None
+        groups : array-like of shape (n_items,) or pandas Series, default=None
             The category of each item (e.g. its query), for
-            ``difficulty="group"``; ignored otherwise.  Routed by
+            ``difficulty="group"``; ignored otherwise.  In the row order of
+            ``X``, or a Series indexed by item id (aligned by id, e.g.
+            ``df.groupby("item")["query"].first()`` for a long frame).  Routed by
             scikit-learn's metadata routing (``set_fit_request(groups=True)``),
             so ``GridSearchCV(..., cv=GroupKFold()).fit(X, groups=q)`` works.
             For a dask DataFrame of ratings: the name of its column holding
@@ -291,7 +301,7 @@ class OrdinalMixture(CrowdModel):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_predict(self, X, y=None, groups=None):
         """Fit, then return the posterior mean z̄ of each training item."""
-        return self._predict_from_items(self._fit(X, groups=groups))
+        return self._fit_predict(X, groups=groups)
 
     def predict(self, X, groups=None):
         """Posterior mean E[z_m] of each item, on the label scale (float).
@@ -299,18 +309,18 @@ class OrdinalMixture(CrowdModel):
         Parameters
         ----------
         X : array-like, sparse matrix or Ratings of shape (n_items, n_raters)
-        groups : array-like of shape (n_items,), default=None
-            Groups of the items, for ``difficulty="group"``.
+        groups : array-like of shape (n_items,) or pandas Series, default=None
+            Groups of the items, for ``difficulty="group"`` (a Series is
+            aligned by item id).
 
         Returns
         -------
         z : ndarray of shape (n_items,)
         """
-        check_is_fitted(self)
         if _dask.is_dask_frame(X):
+            check_is_fitted(self)
             return self._dask_infer(X, "label", groups)
-        data = self._encode(X, reset=False)
-        return self._predict_from_items(self._infer_items(data, groups=groups))
+        return self._results(X, "label", groups=groups)
 
     def predict_proba(self, X, groups=None):
         """Mass of q(z_m) in each bin of the scale (outer bins open-ended).
@@ -319,10 +329,10 @@ class OrdinalMixture(CrowdModel):
         -------
         proba : ndarray of shape (n_items, n_classes)
         """
-        check_is_fitted(self)
         if _dask.is_dask_frame(X):
+            check_is_fitted(self)
             return self._dask_infer(X, "proba", groups)
-        return self._infer_items(self._encode(X, reset=False), groups=groups)["proba"]
+        return self._results(X, "proba", groups=groups)
 
     def score_samples(self, X, groups=None):
         """log ∫ N(z | μ, 1/λ) Π_n p(r_nm | z) dz per item, by quadrature.
@@ -337,11 +347,10 @@ class OrdinalMixture(CrowdModel):
         bins are open-ended here, so that the probabilities of the K levels
         sum to one.  0 for an item without ratings.
         """
-        check_is_fitted(self)
         if _dask.is_dask_frame(X):
+            check_is_fitted(self)
             return self._dask_infer(X, "loglik", groups)
-        data = self._encode(X, reset=False)
-        return self._score_items(data, groups=groups)
+        return self._results(X, "loglik", groups=groups)
 
     def score(self, X, y=None, groups=None):
         """Mean of :meth:`score_samples` (higher is better)."""
@@ -438,6 +447,8 @@ class OrdinalMixture(CrowdModel):
             return None, problem.data.local_stats(self, params)
         return self._local_step(problem, params)
 
+    _prediction_name = "mean"
+
     def _predict_from_items(self, items):
         return items["mu"]
 
@@ -503,8 +514,10 @@ class OrdinalMixture(CrowdModel):
         step = float(np.median(np.diff(values)))
         return b[:-1].copy(), b[1:].copy(), values, log_spam, step
 
-    def _encode_groups(self, groups, n_items):
-        groups = np.asarray(groups)
+    def _encode_groups(self, groups, data):
+        # A pandas Series is aligned by item id (the data layer's rule).
+        groups = per_item(groups, data, "groups")
+        n_items = data.n_items
         if groups.ndim != 1 or len(groups) != n_items:
             raise ValueError(
                 f"groups must have one entry per item: X has {n_items} items, "
@@ -525,7 +538,7 @@ class OrdinalMixture(CrowdModel):
                     "difficulty='group' needs the group of each item: "
                     "fit(X, groups=...)."
                 )
-            groups = self._encode_groups(groups, data.n_items)
+            groups = self._encode_groups(groups, data)
             try:
                 ids, codes = np.unique(groups, return_inverse=True)
             except TypeError:
@@ -537,7 +550,7 @@ class OrdinalMixture(CrowdModel):
             if hasattr(self, "group_ids_"):
                 del self.group_ids_
             if groups is not None:
-                self._encode_groups(groups, data.n_items)
+                self._encode_groups(groups, data)
             item_group = np.zeros(data.n_items, dtype=np.int32)
             n_groups = data.n_items if self.difficulty == "item" else 1
             if self.difficulty == "item":
@@ -798,6 +811,24 @@ class OrdinalMixture(CrowdModel):
             self.group_difficulty_rate_ = np.concatenate([t[2] for t in tables])[order]
             self.group_difficulty_ = self.group_difficulty_shape_ / self.group_difficulty_rate_
 
+    # -- result tables and new raters (the base class uses these) ------------------
+    _rater_attributes = ("rater_precision_shape_", "rater_precision_rate_",
+                         "rater_precision_", "rater_reliability_", "_rater_spamminess")
+
+    def _population_rater(self):
+        # τ of a new rater: the fitted population Gamma(α, β) itself (the
+        # type-II ML prior of every τ_n); ε: the rating-weighted mean.
+        mean = super()._population_rater()
+        return dict(mean, rater_precision_shape_=self.precision_shape_,
+                    rater_precision_rate_=self.precision_rate_,
+                    rater_precision_=self.precision_shape_ / self.precision_rate_)
+
+    def _rater_diagnostics(self):
+        return {"precision": self.rater_precision_, "reliability": self.rater_reliability_}
+
+    def _item_diagnostics(self, data, items):
+        return {"std": 1.0 / np.sqrt(items["lam"])}
+
     def _fitted_params(self):
         return {
             "tau_shape": self.rater_precision_shape_,
@@ -820,7 +851,7 @@ class OrdinalMixture(CrowdModel):
             n_known = len(self.group_ids_)
             codes = np.full(data.n_items, n_known, dtype=np.int32)  # the prior slot
             if groups is not None:
-                groups = self._encode_groups(groups, data.n_items)
+                groups = self._encode_groups(groups, data)
                 try:
                     pos = np.searchsorted(self.group_ids_, groups)
                     pos = np.minimum(pos, n_known - 1)
@@ -838,7 +869,7 @@ class OrdinalMixture(CrowdModel):
                                data.n_items)
         else:
             if groups is not None:
-                self._encode_groups(groups, data.n_items)
+                self._encode_groups(groups, data)
             problem = _Problem(data, scale, np.zeros(data.n_items, dtype=np.int32), 1)
         return problem, params
 

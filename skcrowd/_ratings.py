@@ -8,8 +8,11 @@ rating, repeats included.  Both are converted once, at the boundary, into
 index, int32 rater codes and int32 label codes.  Kernels see only that.
 """
 
+import sys
+import warnings
+from datetime import date, datetime, timedelta
 from functools import cached_property
-from numbers import Integral
+from numbers import Integral, Number
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,26 +25,75 @@ def show(value):
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def loaded_pandas():
+    """pandas if it has been imported (only then can the data hold its
+    missing-value markers ``pd.NA`` / ``pd.NaT``), else None."""
+    return sys.modules.get("pandas")
+
+
+def import_pandas(what):
+    """Import pandas for ``what``, or raise an ImportError naming the extra."""
+    try:
+        import pandas
+    except ImportError:  # pragma: no cover - the test extra installs pandas
+        raise ImportError(
+            f"{what} needs pandas: pip install 'skcrowd[pandas]'."
+        ) from None
+    return pandas
+
+
+def is_dataframe(X):
+    """Whether ``X`` is a pandas DataFrame (without importing pandas)."""
+    pd = loaded_pandas()
+    return pd is not None and isinstance(X, pd.DataFrame)
+
+
 def _is_missing(values):
-    """Boolean mask of missing entries: NaN for floats, None or NaN for objects."""
+    """Boolean mask of missing entries.
+
+    Missing means *not rated*: NaN in a float array; None, NaN, ``pd.NA``,
+    ``pd.NaT`` or ``np.datetime64("NaT")`` in an object array; NaT in a
+    datetime array.
+    """
     values = np.asarray(values)
     if values.dtype.kind == "f":
         return np.isnan(values)
+    if values.dtype.kind in "mM":
+        return np.isnat(values)
     if values.dtype.kind == "O":
+        pd = loaded_pandas()
+        if pd is not None:
+            return np.asarray(pd.isna(values), dtype=bool)
         return np.fromiter(
-            (v is None or (isinstance(v, float) and v != v) for v in values.ravel()),
+            (v is None or (isinstance(v, (float, np.floating)) and v != v)
+             or (isinstance(v, (np.datetime64, np.timedelta64)) and np.isnat(v))
+             for v in values.ravel()),
             dtype=bool,
             count=values.size,
         ).reshape(values.shape)
     return np.zeros(values.shape, dtype=bool)
 
 
+#: what a label may be (booleans are numbers here)
+_LABEL_TYPES = "numbers, booleans or strings"
+
+
+def _not_a_label(kind_name):
+    return ValueError(
+        f"Labels must be {_LABEL_TYPES}; got {kind_name}. Dates and times are "
+        "not labels: encode them (for example as strings) first."
+    )
+
+
 def _as_label_array(labels):
-    """Normalise observed labels to float64 (numbers) or object (strings).
+    """Normalise observed (non-missing) labels to a numeric, boolean or
+    object (strings) array.
 
     Object arrays holding numbers become float64 so that ``1`` and ``1.0`` are
-    one class.  Anything that is neither a number nor a string raises the
-    ``TypeError`` that ``float()`` raises for it.
+    one class; object arrays holding only booleans become a boolean array.
+    Anything that is not a number, a boolean or a string (dates and times
+    included, whatever the container) is a ValueError: a label is compared and
+    sorted as a value, and a date turned into a number would be misread.
     """
     labels = np.asarray(labels)
     if labels.dtype.kind in "biuf":
@@ -52,20 +104,36 @@ def _as_label_array(labels):
         raise ValueError("Complex data not supported as labels.")
     if labels.dtype.kind in "US":
         return labels.astype(object)
+    if labels.dtype.kind in "mM":
+        raise _not_a_label(f"dtype {labels.dtype}")
     if labels.dtype.kind != "O":
         raise ValueError(f"Unsupported label dtype {labels.dtype}.")
-    try:
-        numeric = labels.astype(np.float64)
-    except ValueError:
+    kinds = {type(v) for v in labels}
+    if kinds and all(issubclass(k, (bool, np.bool_)) for k in kinds):
+        return labels.astype(bool)
+    odd = [k for k in kinds
+           if not issubclass(k, (str, Number, np.number, np.bool_))
+           or issubclass(k, (complex, np.complexfloating))]
+    if odd:
+        names = ", ".join(sorted(k.__name__ for k in odd))
+        if any(issubclass(k, (np.datetime64, np.timedelta64, datetime, date, timedelta))
+               for k in odd):
+            raise _not_a_label(f"values of type {names}")
+        # As float() would say (scikit-learn's checks expect a TypeError).
+        raise TypeError(
+            f"Labels must be {_LABEL_TYPES}: a label argument must be a string or a "
+            f"number, not {names}."
+        )
+    if any(issubclass(k, str) for k in kinds):
         # Strings: every label must then be a string, or they cannot be ordered.
-        kinds = {type(v) for v in labels}
         if not all(issubclass(k, str) for k in kinds):
             names = sorted(k.__name__ for k in kinds)
             raise ValueError(
                 f"Labels mix strings with other types ({', '.join(names)}); "
                 "use one type for all labels."
-            ) from None
+            )
         return labels
+    numeric = labels.astype(np.float64)
     if not np.all(np.isfinite(numeric)):
         raise ValueError("Labels must be finite; found inf among the ratings.")
     return numeric
@@ -181,6 +249,10 @@ class Ratings:
     def from_long(cls, df, item="item", rater="rater", label="label", **kwargs):
         """Ratings from a long-form table (a DataFrame or a dict of columns).
 
+        A row whose label is missing (None, NaN, ``pd.NA``, ``pd.NaT``) is not
+        a rating, but its item and rater are kept (as an item or rater without
+        ratings), as an empty cell of a matrix is.  Other columns are ignored.
+
         Parameters
         ----------
         df : pandas.DataFrame or mapping of str to array-like
@@ -189,13 +261,42 @@ class Ratings:
             Column names.
         **kwargs
             ``item_ids`` and ``rater_ids``, passed to :class:`Ratings`.
+
+        Returns
+        -------
+        ratings : Ratings
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skcrowd import Ratings
+        >>> df = pd.DataFrame({"task": ["t1", "t1", "t2"], "worker": ["w1", "w2", "w1"],
+        ...                    "answer": ["cat", "dog", None]})
+        >>> R = Ratings.from_long(df, item="task", rater="worker", label="answer")
+        >>> R.shape, R.n_ratings
+        ((2, 2), 2)
         """
         missing = [c for c in (item, rater, label) if c not in df]
         if missing:
             raise ValueError(f"Columns {missing} are not in the table.")
-        return cls(
-            np.asarray(df[item]), np.asarray(df[rater]), np.asarray(df[label]), **kwargs
-        )
+        items, raters, labels = (np.asarray(df[c]) for c in (item, rater, label))
+        if items.ndim != 1 or raters.ndim != 1 or labels.ndim != 1:
+            raise ValueError(
+                "The item, rater and label columns must each be one column; "
+                f"got {item!r}, {rater!r}, {label!r} (a repeated column name?)."
+            )
+        rated = ~_is_missing(labels)
+        if not np.all(rated):
+            if np.any(_is_missing(items)) or np.any(_is_missing(raters)):
+                raise ValueError("item and rater ids must not be missing (NaN or None).")
+            # Keep the items and raters of unrated rows, as a matrix keeps
+            # its empty rows and columns.
+            if kwargs.get("item_ids") is None:
+                kwargs["item_ids"] = _unique_codes(items, what="item")[0]
+            if kwargs.get("rater_ids") is None:
+                kwargs["rater_ids"] = _unique_codes(raters, what="rater")[0]
+            items, raters, labels = items[rated], raters[rated], labels[rated]
+        return cls(items, raters, labels, **kwargs)
 
     @classmethod
     def from_matrix(cls, X, *, item_ids=None, rater_ids=None):
@@ -279,8 +380,25 @@ class Ratings:
         )
 
     def to_long(self):
-        """The ratings as a dict of three columns ``item``, ``rater``, ``label``."""
-        return {"item": self.item, "rater": self.rater, "label": self.label}
+        """The ratings as a long-form DataFrame, one row per rating.
+
+        Returns
+        -------
+        df : pandas.DataFrame
+            Columns ``item``, ``rater``, ``label``, sorted by item.
+            ``Ratings.from_long(R.to_long())`` gives back the same ratings
+            (items or raters without ratings aside).
+
+        Examples
+        --------
+        >>> from skcrowd import Ratings
+        >>> Ratings(item=["b", "a"], rater=[1, 2], label=["yes", "no"]).to_long()
+          item  rater label
+        0    a      2    no
+        1    b      1   yes
+        """
+        pd = import_pandas("Ratings.to_long")
+        return pd.DataFrame({"item": self.item, "rater": self.rater, "label": self.label})
 
     def to_dense(self):
         """An ``(n_items, n_raters)`` array with NaN (numbers) or None (strings)
@@ -311,13 +429,24 @@ class RatingData:
     item_ptr : int64 array of shape (n_items + 1,)
         Ratings of item ``i`` are ``item_ptr[i]:item_ptr[i + 1]``.
     n_items, n_raters, n_classes : int
-    item_ids : ndarray of shape (n_items,)
-        The items' ids (default their positions): what per-item random
-        starts are drawn from, so that they do not depend on how the items
-        are laid out (in memory, or over Dask partitions).
+    item_ids : ndarray of shape (n_items,) or None
+        The user's id of each item (row): the index of a wide DataFrame, the
+        item ids of long form, ``0 .. n_items - 1`` for an array.  Results
+        are labelled with these, and ``y`` is aligned by them.
+    item_name : str or None
+        Name of the item ids (the item column of long form, the index name
+        of a wide DataFrame).
+    form : str or None
+        The input form it came from: ``"matrix"`` (array or sparse),
+        ``"wide"`` (DataFrame of items x raters), ``"long"`` (long-form
+        DataFrame) or ``"ratings"``.
+    ratings : Ratings or None
+        The user's ratings before label encoding and rater mapping (for
+        outputs in the input's form).
     """
 
-    def __init__(self, item, rater, label, item_ptr, n_raters, n_classes, item_ids=None):
+    def __init__(self, item, rater, label, item_ptr, n_raters, n_classes, *,
+                 item_ids=None, item_name=None, form=None, ratings=None):
         self.item = item
         self.rater = rater
         self.label = label
@@ -325,7 +454,10 @@ class RatingData:
         self.n_items = len(item_ptr) - 1
         self.n_raters = int(n_raters)
         self.n_classes = int(n_classes)
-        self.item_ids = np.arange(self.n_items) if item_ids is None else item_ids
+        self.item_ids = item_ids
+        self.item_name = item_name
+        self.form = form
+        self.ratings = ratings
 
     @property
     def n_ratings(self):
@@ -385,7 +517,16 @@ def encode_labels(labels, classes):
 
 def check_classes(classes):
     """Validate a user-given ``classes`` parameter; returns a sorted array."""
-    classes = _as_label_array(np.asarray(classes).ravel())
+    classes = np.asarray(classes).ravel()
+    if len(classes) and np.any(_is_missing(classes)):
+        raise ValueError(
+            f"classes contains a missing value (NaN or None): {classes.tolist()!r}. "
+            "Missing means not rated; list only the labels of the scale."
+        )
+    try:
+        classes = _as_label_array(classes)
+    except ValueError as error:
+        raise ValueError(f"classes: {error}") from None
     try:
         unique = np.unique(classes)
     except TypeError:
@@ -395,3 +536,273 @@ def check_classes(classes):
     if not isinstance(len(unique), Integral) or len(unique) == 0:
         raise ValueError("classes must not be empty.")
     return unique
+
+
+# -- the input boundary: every form of X, once --------------------------------
+
+#: the column conventions of a long-form DataFrame: (item, rater, label)
+LONG_CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
+
+#: a wide DataFrame whose labels take more values than this is refused
+MAX_WIDE_LABELS = 100
+
+HOW_TO_PASS = (
+    "Pass a long-form table as Ratings.from_long(df, item=..., rater=..., label=...) "
+    "or name its columns item/rater/label (or task/worker/label); pass an "
+    "items x raters matrix as df.to_numpy() (or a DataFrame whose columns are "
+    "rater ids)."
+)
+
+
+def long_columns(columns):
+    """The ``(item, rater, label)`` column names of a long-form table, or
+    None for a wide (items x raters) one.
+
+    The rule (doc/data.rst): a DataFrame is long form exactly when its
+    columns include all of ``item, rater, label`` or all of crowd-kit's
+    ``task, worker, label``.  Including both sets, or only some names of a
+    set (``item`` and ``label`` without ``rater``, say), is ambiguous: no
+    wide matrix has raters called that, and no long table lacks a column.
+    """
+    names = {c for c in columns if isinstance(c, str)}
+    complete = [cols for cols in LONG_CONVENTIONS if set(cols) <= names]
+    if len(complete) > 1:
+        raise ValueError(
+            f"The DataFrame has the columns of both long-form conventions "
+            f"{LONG_CONVENTIONS[0]} and {LONG_CONVENTIONS[1]}; it is ambiguous "
+            "which to use. " + HOW_TO_PASS
+        )
+    if complete:
+        return complete[0]
+    reserved = sorted(names & {c for cols in LONG_CONVENTIONS for c in cols})
+    if reserved:
+        raise ValueError(
+            f"The DataFrame has the column(s) {reserved} of a long-form table but "
+            "not a full set item/rater/label (or task/worker/label), so it is "
+            "neither clear long form nor a plausible items x raters matrix. "
+            + HOW_TO_PASS
+        )
+    return None
+
+
+def input_form(X):
+    """``"ratings"``, ``"long"``, ``"wide"`` or ``"matrix"`` (arrays, sparse)."""
+    if isinstance(X, Ratings):
+        return "ratings"
+    if is_dataframe(X):
+        return "wide" if long_columns(X.columns) is None else "long"
+    return "matrix"
+
+
+def _wide_frame_matrix(df):
+    """A wide DataFrame as a 2-D array, missing markers kept (then read by
+    :func:`_is_missing`); dates are refused rather than turned into numbers."""
+    for column, dtype in zip(df.columns, df.dtypes):
+        if getattr(dtype, "kind", "O") in "mM":
+            raise _not_a_label(f"dtype {dtype} in column {column!r}")
+    return df.to_numpy()
+
+
+def _check_wide_labels(labels):
+    """A wide frame's labels must look like the labels of one scale."""
+    n_labels = len(np.unique(labels))
+    if n_labels > MAX_WIDE_LABELS:
+        raise ValueError(
+            f"Read as an items x raters matrix, this DataFrame has {n_labels} distinct "
+            f"labels (more than {MAX_WIDE_LABELS}): it looks like a long-form table "
+            "of ids rather than a matrix of labels. " + HOW_TO_PASS
+        )
+    return labels
+
+
+def _categories(columns):
+    """The union of the categories of pandas categorical columns (they name
+    the scale, levels nobody used included), or None unless every column is
+    categorical."""
+    dtypes = [c.dtype for c in columns]
+    if not dtypes or not all(type(d).__name__ == "CategoricalDtype" for d in dtypes):
+        return None
+    levels = np.concatenate([np.asarray(d.categories) for d in dtypes])
+    try:
+        return np.unique(_as_label_array(levels))
+    except TypeError:
+        raise ValueError("The categories of the label columns must be of one type.") from None
+
+
+def to_ratings(estimator, X, *, reset):
+    """``X`` in any accepted form as ``(Ratings, form, scale)``; ``scale``
+    is the categories of categorical label columns (or None).
+
+    Arrays, sparse matrices and wide DataFrames are validated with
+    scikit-learn's ``validate_data`` (which sets or checks
+    ``n_features_in_`` and ``feature_names_in_``); long form and Ratings
+    are not matrices of raters, and map their raters by id instead.
+    """
+    from sklearn.utils.validation import check_array, validate_data
+
+    form = input_form(X)
+    if form == "ratings":
+        return X, form, None
+    if form == "long":
+        columns = long_columns(X.columns)
+        return Ratings.from_long(X, *columns), form, _categories([X[columns[2]]])
+    if isinstance(X, (list, tuple)) and len(X) == 0:
+        raise ValueError("X is empty: it has no items.")
+    options = dict(
+        accept_sparse=("csr", "csc", "coo"),
+        dtype=None,
+        ensure_all_finite="allow-nan",
+        ensure_min_samples=1,
+        ensure_min_features=1,
+    )
+    if form == "wide":
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+        matrix = check_array(_wide_frame_matrix(X), **options)
+        try:
+            ratings = Ratings.from_matrix(matrix, item_ids=X.index.to_numpy())
+        except ValueError as error:
+            raise ValueError(f"{error} (Read as an items x raters matrix.) "
+                             + HOW_TO_PASS) from None
+        return ratings, form, _categories([X.iloc[:, j] for j in range(X.shape[1])])
+    X = validate_data(estimator, X, reset=reset, **options)
+    return Ratings.from_matrix(X), form, None
+
+
+def fit_classes(estimator, labels, scale=None):
+    """Set ``estimator.classes_`` from its ``classes`` parameter, else the
+    ``scale`` (the categories of a categorical label column), else the
+    labels seen (any array holding every label); checked against the
+    model's ``_min_classes``."""
+    if estimator.classes is not None:
+        estimator.classes_ = check_classes(estimator.classes)
+    elif scale is not None:
+        estimator.classes_ = check_classes(scale)
+    else:
+        try:
+            estimator.classes_ = np.unique(labels)
+        except TypeError:
+            raise ValueError("Labels must all be of one type (numbers or strings).") from None
+    classes = estimator.classes_
+    name = type(estimator).__name__
+    if len(classes) < estimator._min_classes:
+        raise ValueError(
+            f"The ratings contain only {len(classes)} class(es) ({classes.tolist()!r}); "
+            f"{name} needs at least {estimator._min_classes} classes. "
+            "Pass classes=[...] to name the scale."
+        )
+    if len(classes) == 1:
+        warnings.warn(
+            f"The ratings contain only one class ({show(classes[0])}); "
+            "every item will get it. Pass classes=[...] to name the scale.",
+            UserWarning,
+        )
+
+
+def map_raters(ratings, fitted_ids, model_name, unknown_raters="error"):
+    """Rater codes of a :class:`Ratings` in the columns seen in fit.
+
+    A rater not seen in fit is an error naming it and the option; with
+    ``unknown_raters="prior"`` its ratings get the code ``len(fitted_ids)``:
+    one extra column that the model fills with its population (prior)
+    parameters.
+    """
+    fitted = np.asarray(fitted_ids)
+    ids = ratings.rater_ids
+    if len(ids) == len(fitted) and np.array_equal(ids, fitted):
+        return ratings._rater
+    try:
+        order = np.argsort(fitted, kind="stable")
+        pos = np.minimum(np.searchsorted(fitted[order], ids), max(len(fitted) - 1, 0))
+        unknown = fitted[order][pos] != ids
+    except TypeError:
+        raise ValueError("Rater ids are not comparable with those seen in fit.") from None
+    used = np.zeros(len(ids), dtype=bool)
+    used[np.unique(ratings._rater)] = True
+    codes = order[pos].astype(np.int32)
+    if np.any(unknown & used):
+        if unknown_raters != "prior":
+            first = ids[np.argmax(unknown & used)]
+            raise ValueError(
+                f"Rater {show(first)} was not seen in fit; {model_name} has no "
+                "parameters for it. Pass unknown_raters='prior' to score new raters "
+                "with the model's population (prior) parameters."
+            )
+        codes[unknown] = len(fitted)
+    return codes[ratings._rater]
+
+
+def encode(estimator, X, *, reset):
+    """The input boundary: any accepted ``X`` as :class:`RatingData`.
+
+    With ``reset=True`` (fit) this sets ``classes_``, ``n_features_in_`` and
+    ``rater_ids_`` (and ``feature_names_in_`` for a wide DataFrame) on the
+    estimator, as scikit-learn's ``validate_data`` does; otherwise it checks
+    ``X`` against them and maps raters by id.  The result has one extra
+    rater column (code ``n_features_in_``) when ``unknown_raters="prior"``
+    and ``X`` has raters not seen in fit.
+    """
+    ratings, form, scale = to_ratings(estimator, X, reset=reset)
+    n_raters = None
+    if reset:
+        estimator.n_features_in_ = ratings.shape[1]
+        if form == "wide":
+            estimator.rater_ids_ = estimator.feature_names_in_
+        elif form == "matrix":
+            estimator.rater_ids_ = np.arange(ratings.shape[1])
+        else:
+            estimator.rater_ids_ = ratings.rater_ids
+            if hasattr(estimator, "feature_names_in_"):
+                del estimator.feature_names_in_
+        rater = ratings._rater
+        if ratings.n_ratings == 0:
+            raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
+        labels = _check_wide_labels(ratings.label) if (
+            form == "wide" and estimator.classes is None and scale is None) else ratings.label
+        fit_classes(estimator, labels, scale)
+    elif form in ("long", "ratings"):
+        rater = map_raters(ratings, estimator.rater_ids_, type(estimator).__name__,
+                           getattr(estimator, "unknown_raters", "error"))
+        if len(rater) and rater.max() >= estimator.n_features_in_:
+            n_raters = estimator.n_features_in_ + 1
+    else:
+        rater = ratings._rater
+    codes = encode_labels(ratings.label, estimator.classes_)
+    return RatingData(
+        ratings._item,
+        rater,
+        codes,
+        ratings._item_ptr,
+        n_raters=n_raters or estimator.n_features_in_,
+        n_classes=len(estimator.classes_),
+        item_ids=ratings.item_ids,
+        item_name=_item_name(X, form),
+        form=form,
+        ratings=ratings,
+    )
+
+
+def _item_name(X, form):
+    if form == "long":
+        return long_columns(X.columns)[0]
+    if form == "wide":
+        return X.index.name
+    return "item" if form == "ratings" else None
+
+
+def per_item(values, data, what):
+    """Per-item ``values`` in the row order of ``data``: a pandas Series is
+    aligned by item id (every item of ``data`` must be in its index); any
+    other array-like is taken in row order, as given."""
+    pd = loaded_pandas()
+    if pd is None or not isinstance(values, pd.Series) or data.item_ids is None:
+        return np.asarray(values)
+    index = values.index
+    if not index.is_unique:
+        raise ValueError(f"{what} is a Series whose index (item ids) has repeated ids.")
+    missing = ~pd.Index(data.item_ids).isin(index)
+    if missing.any():
+        raise ValueError(
+            f"{what} is a Series indexed by item id, but item "
+            f"{show(data.item_ids[np.argmax(missing)])} is not in its index."
+        )
+    return values.loc[data.item_ids].to_numpy()

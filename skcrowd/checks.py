@@ -167,6 +167,7 @@ def posterior_predictive_check(model, X, *, n_replicates=1000, random_state=None
     if isinstance(model, CrowdEstimator):
         # Encode once and draw label codes directly: no re-encoding per replicate.
         data = model._encode(X, reset=False)
+        model = model._with_unknown_raters(data)
         item, rater, codes = data.item, data.rater, data.label
         n_items, n_raters, n_classes = data.n_items, data.n_raters, data.n_classes
 

@@ -5,15 +5,22 @@
     skcrowd demo
 
 Input is a long-form CSV with one rating per row (column names set with
-``--item/--rater/--label``).  Progress goes to stderr.
+``--item/--rater/--label``).  Progress goes to stderr.  ``aggregate``
+writes item, label, then ``probability`` (the posterior probability of
+that label) for the models that output a class, or ``std`` for those that
+output a number (MeanRating, MedianRating: the standard error of the mean
+of the item's ratings; OrdinalMixture: the posterior standard deviation of
+the item's value), then ``p_<class>`` for every class.
 """
 
 import argparse
 import csv
 import sys
+import warnings
 from time import perf_counter
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from . import __version__
 from ._baselines import MajorityVote, MeanRating, MedianRating
@@ -55,91 +62,197 @@ def _read_ratings(path, item, rater, label):
     if not rows:
         raise SystemExit(f"skcrowd: {path} has no ratings.")
     items, raters, labels = (np.array(c) for c in zip(*rows))
-    try:
-        labels = labels.astype(np.int64)
-    except ValueError:
+    return Ratings(items, raters, _typed(labels))
+
+
+def _typed(values):
+    """Strings read from a file or the command line as int, else float, else
+    str - one rule for labels and ``--classes``, so they match."""
+    values = np.asarray(values)
+    for dtype in (np.int64, np.float64):
         try:
-            labels = labels.astype(np.float64)
+            return values.astype(dtype)
         except ValueError:
             pass
-    return Ratings(items, raters, labels)
+    return values
+
+
+#: command-line flags that set a model parameter of the same name
+MODEL_FLAGS = ("random_state", "max_iter", "n_init", "classes")
+
+
+def _model(args):
+    """The estimator of ``--model`` with the parameters the flags set."""
+    model = MODELS[args.model]()
+    given = {name: getattr(args, name) for name in MODEL_FLAGS
+             if getattr(args, name, None) is not None}
+    if "classes" in given:
+        given["classes"] = _typed([c.strip() for c in given["classes"].split(",")])
+    unsupported = [name for name in given if name not in model.get_params()]
+    if unsupported:
+        flags = ", ".join("--" + name.replace("_", "-") for name in unsupported)
+        raise SystemExit(f"skcrowd: --model {args.model} does not take {flags}.")
+    return model.set_params(**given)
 
 
 def _fit(args):
     ratings = _read_ratings(args.ratings, args.item, args.rater, args.label)
     _log(f"read {ratings.n_ratings} ratings of {ratings.shape[0]} items by "
          f"{ratings.shape[1]} raters from {args.ratings}")
-    model = MODELS[args.model]()
+    model = _model(args)
     start = perf_counter()
     model.fit(ratings)
     _log(f"fitted {type(model).__name__} in {perf_counter() - start:.2f}s")
     return ratings, model
 
 
-def _write(rows, header, path):
+def _write(columns, path, output_format="csv"):
+    """Write a table given as a dict of equal-length columns: CSV (numbers
+    with 6 significant digits) or Parquet (typed columns; needs pyarrow)."""
+    if output_format == "parquet":
+        if not path or path == "-":
+            raise SystemExit("skcrowd: --output-format parquet needs -o FILE.")
+        try:
+            import pandas as pd
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise SystemExit("skcrowd: --output-format parquet needs pandas and pyarrow "
+                             "(pip install pandas pyarrow).") from None
+        pd.DataFrame({k: np.asarray(v) for k, v in columns.items()}).to_parquet(
+            path, index=False)
+        return
+
+    def cell(value):
+        return f"{value:.6g}" if isinstance(value, (float, np.floating)) else value
+
     out = open(path, "w", newline="") if path and path != "-" else sys.stdout
     try:
         writer = csv.writer(out)
-        writer.writerow(header)
-        writer.writerows(rows)
+        writer.writerow(list(columns))
+        writer.writerows([cell(v) for v in row] for row in zip(*columns.values()))
     finally:
         if out is not sys.stdout:
             out.close()
+
+
+def _uncertainty(model, ratings, proba):
+    """The second column of ``aggregate``: ``probability``, the posterior
+    probability of the output label, for a model that outputs a class; for
+    a real-valued output (MeanRating, MedianRating, OrdinalMixture) ``std``,
+    its posterior standard deviation (OrdinalMixture) or the standard error of
+    the mean of the item's ratings (the baselines)."""
+    if model._prediction_name == "label":
+        return "probability", proba.max(axis=1)
+    data = model._encode(ratings, reset=False)
+    return "std", model._item_diagnostics(data, model._infer_items(data))["std"]
 
 
 def cmd_aggregate(args):
     ratings, model = _fit(args)
     labels = model.predict(ratings)
     proba = model.predict_proba(ratings)
-    header = ["item", "label", "probability"] + [f"p_{c}" for c in model.classes_]
-    rows = (
-        [i, l, f"{p.max():.6g}", *(f"{v:.6g}" for v in p)]
-        for i, l, p in zip(ratings.item_ids, labels, proba)
-    )
-    _write(rows, header, args.output)
+    name, values = _uncertainty(model, ratings, proba)
+    columns = {"item": ratings.item_ids, "label": labels, name: values}
+    columns.update({f"p_{c}": proba[:, k] for k, c in enumerate(model.classes_)})
+    _write(columns, args.output, args.output_format)
     if args.output and args.output != "-":
         _log(f"wrote {len(labels)} items to {args.output}")
 
 
 def cmd_raters(args):
+    """The model's rater table (``rater_table()``), written without pandas."""
     ratings, model = _fit(args)
-    counts = np.bincount(ratings._rater, minlength=ratings.shape[1])
-    columns = {"n_ratings": counts}
-    for name in ("rater_accuracy_", "rater_ability_", "sensitivity_", "specificity_",
-                 "rater_reliability_", "rater_precision_", "rater_competence_"):
-        if hasattr(model, name):
-            columns[name.rstrip("_")] = getattr(model, name)
-    header = ["rater", *columns]
-    rows = (
-        [r, *(f"{columns[c][j]:.6g}" if c != "n_ratings" else columns[c][j] for c in columns)]
-        for j, r in enumerate(ratings.rater_ids)
-    )
-    _write(rows, header, args.output)
+    columns = {"rater": model.rater_ids_, "n_ratings": model._rater_counts,
+               **model._rater_diagnostics()}
+    _write(columns, args.output, args.output_format)
+
+
+#: the demo's data sets: categorical (accuracy on gold) and graded (MSE, correlation)
+DEMO_SETS = ("rte", "bluebirds", "dog", "web", "trec2010")
+GRADED_SETS = ("web", "trec2010")
+
+
+def _demo_data(name):
+    from . import datasets
+
+    if name == "trec2010":
+        return datasets.load_trec2010(preprocess="paper")
+    return getattr(datasets, f"load_{name}")()
+
+
+def _warm_up(names):
+    """Fit every model once on a small simulated set: numba compiles (or loads
+    from its cache) each kernel once per process; returns the seconds."""
+    from .datasets import make_ordinal
+
+    # 1,500 ratings: enough for IRT3PL's threaded local step on its default grid
+    tiny = make_ordinal(n_items=300, n_raters=5, random_state=0).ratings
+    binary = Ratings(tiny.item, tiny.rater, (tiny.label > np.median(tiny.label)).astype(int))
+    start = perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in names:
+            model = MODELS[name]()
+            if "n_init" in model.get_params():
+                model.set_params(n_init=1, max_iter=3)
+            model.fit(binary if name == "irt3pl" else tiny)
+    return perf_counter() - start
+
+
+def _demo_fit(name, ratings):
+    model = MODELS[name]()
+    start = perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        prediction = model.fit_predict(ratings)
+    return np.asarray(prediction, dtype=float), perf_counter() - start
 
 
 def cmd_demo(args):
-    from .datasets import load_bluebirds, load_dog, load_rte, load_web
+    from .metrics import correlation, mean_squared_error
 
-    sets = {"rte": load_rte, "bluebirds": load_bluebirds, "dog": load_dog, "web": load_web}
-    # accuracy needs a class per item: leave out the real-valued predictions
-    names = [n for n in MODELS if n not in ("mean", "median", "ordinal")]
-    print("Accuracy on gold (time to fit), skcrowd", __version__)
-    print(f"{'data':<10}" + "".join(f"{n:>22}" for n in names))
-    for data_name, load in sets.items():
-        data = load()
-        known = ~np.isnan(data.gold)
+    sets = [s.strip() for s in args.sets.split(",")]
+    unknown = sorted(set(sets) - set(DEMO_SETS))
+    if unknown:
+        raise SystemExit(f"skcrowd: unknown data set(s) {unknown}; choose from {list(DEMO_SETS)}.")
+    categorical = [n for n in MODELS if n not in ("mean", "median", "ordinal")]
+    graded = ["majority-vote", "mean", "median", "dawid-skene", "glad", "ordinal"]
+    used = dict.fromkeys(categorical + (graded if set(sets) & set(GRADED_SETS) else []))
+    print(f"skcrowd {__version__} demo: every model at its defaults on the shipped data sets")
+    print(f"numba compilation (a first fit of each model on a small set, once per "
+          f"process): {_warm_up(used):.2f}s; the times below are warm fits", flush=True)
+    data = {name: _demo_data(name) for name in sets}
+
+    print("\nAccuracy on gold (seconds to fit)")
+    print(f"{'data':<10}" + "".join(f"{n:>20}" for n in categorical))
+    for name in (s for s in sets if s != "trec2010"):
+        bunch = data[name]
+        known = ~np.isnan(bunch.gold)
+        binary = len(np.unique(bunch.ratings.label)) == 2
         cells = []
-        for name in names:
-            model = MODELS[name]()
-            if name == "irt3pl" and len(np.unique(data.ratings.label)) != 2:
+        for model_name in categorical:
+            if model_name == "irt3pl" and not binary:
                 cells.append("binary only")
                 continue
-            start = perf_counter()
-            labels = model.fit_predict(data.ratings)
-            seconds = perf_counter() - start
-            accuracy = np.mean(labels[known] == data.gold[known])
+            labels, seconds = _demo_fit(model_name, bunch.ratings)
+            accuracy = np.mean(labels[known] == bunch.gold[known])
             cells.append(f"{accuracy:.4f} ({seconds:.2f}s)")
-        print(f"{data_name:<10}" + "".join(f"{c:>22}" for c in cells), flush=True)
+        print(f"{name:<10}" + "".join(f"{c:>20}" for c in cells), flush=True)
+
+    graded_sets = [s for s in sets if s in GRADED_SETS]
+    if not graded_sets:
+        return
+    print("\nGraded sets: MSE / correlation with the gold grade (seconds to fit); "
+          "trec2010 with the paper's preprocessing")
+    print(f"{'model':<15}" + "".join(f"{s:>32}" for s in graded_sets))
+    for model_name in graded:
+        cells = []
+        for name in graded_sets:
+            bunch = data[name]
+            values, seconds = _demo_fit(model_name, bunch.ratings)
+            cells.append(f"{mean_squared_error(bunch.gold, values):.4f} / "
+                         f"{correlation(bunch.gold, values):.4f} ({seconds:.2f}s)")
+        print(f"{model_name:<15}" + "".join(f"{c:>32}" for c in cells), flush=True)
 
 
 def build_parser():
@@ -156,9 +269,22 @@ def build_parser():
         p.add_argument("--item", default="item", help="item column (default: item)")
         p.add_argument("--rater", default="rater", help="rater column (default: rater)")
         p.add_argument("--label", default="label", help="label column (default: label)")
-        p.add_argument("-o", "--output", default="-", help="output CSV (default: stdout)")
+        p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+        p.add_argument("--output-format", choices=("csv", "parquet"), default="csv",
+                       help="csv (default) or parquet (needs pandas and pyarrow)")
+        p.add_argument("--random-state", type=int, default=None,
+                       help="seed of the model's random starts")
+        p.add_argument("--max-iter", type=int, default=None,
+                       help="iterations of the fit loop (iterative models)")
+        p.add_argument("--n-init", type=int, default=None,
+                       help="restarts; the best objective is kept (iterative models)")
+        p.add_argument("--classes", default=None,
+                       help="the scale, comma-separated (e.g. 1,2,3,4,5), for levels "
+                            "nobody used")
         p.set_defaults(func=func)
     p = sub.add_parser("demo", help="compare the models on shipped data sets")
+    p.add_argument("--sets", default=",".join(DEMO_SETS),
+                   help=f"comma-separated data sets (default: {','.join(DEMO_SETS)})")
     p.set_defaults(func=cmd_demo)
     return parser
 

@@ -34,7 +34,8 @@ def test_aggregate_writes_one_row_per_item(rte_csv, tmp_path):
 def test_raters_table(rte_csv, capsys):
     cli.main(["raters", str(rte_csv), "--model", "dawid-skene"])
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "rater,n_ratings,rater_accuracy"
+    # the columns of DawidSkene().rater_table()
+    assert lines[0] == "rater,n_ratings,accuracy,recall_0,recall_1"
     assert len(lines) == 165
 
 
@@ -50,11 +51,66 @@ def test_custom_column_names_and_a_clear_error(tmp_path):
 
 
 def test_demo_runs_as_a_command():
+    # two sets keep CI quick; every set is the default
     result = subprocess.run(
-        [sys.executable, "-m", "skcrowd.cli", "demo"], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "skcrowd.cli", "demo", "--sets", "bluebirds,web"],
+        capture_output=True, text=True, timeout=900,
     )
     assert result.returncode == 0, result.stderr
-    assert "rte" in result.stdout and "web" in result.stdout
+    out = result.stdout
+    assert "numba compilation" in out and "bluebirds" in out and "web" in out
+    graded = out.split("Graded sets")[1]
+    for model in ("majority-vote", "mean", "median", "ordinal"):
+        assert f"\n{model} " in graded
+
+
+def test_model_flags_set_the_parameters(rte_csv, tmp_path):
+    from skcrowd.cli import _model, build_parser
+
+    args = build_parser().parse_args(["aggregate", "x.csv", "--model", "ordinal",
+                                      "--random-state", "3", "--max-iter", "7",
+                                      "--n-init", "2", "--classes", "1,2,3,4,5"])
+    model = _model(args)
+    assert (model.random_state, model.max_iter, model.n_init) == (3, 7, 2)
+    assert model.classes.tolist() == [1, 2, 3, 4, 5] and model.classes.dtype.kind == "i"
+    args = build_parser().parse_args(["aggregate", "x.csv", "--model", "majority-vote",
+                                      "--max-iter", "7"])
+    with pytest.raises(SystemExit, match="majority-vote does not take --max-iter"):
+        _model(args)
+    # --classes names a level nobody used: one more probability column
+    out = tmp_path / "t.csv"
+    cli.main(["aggregate", str(rte_csv), "--model", "one-coin", "--classes", "0,1,2",
+              "-o", str(out)])
+    assert out.read_text().splitlines()[0] == "item,label,probability,p_0,p_1,p_2"
+
+
+def test_real_valued_models_write_std_not_probability(tmp_path):
+    from skcrowd.datasets import make_ordinal
+
+    R = make_ordinal(n_items=50, n_raters=6, random_state=0).ratings
+    path = tmp_path / "graded.csv"
+    lines = ["item,rater,label"] + [f"{i},{r},{lab}" for i, r, lab in zip(R.item, R.rater, R.label)]
+    path.write_text("\n".join(lines) + "\n")
+    for model in ("mean", "median", "ordinal"):
+        out = tmp_path / f"{model}.csv"
+        restarts = ["--n-init", "1"] if model == "ordinal" else []
+        cli.main(["aggregate", str(path), "--model", model, *restarts, "-o", str(out)])
+        rows = list(csv.DictReader(out.open()))
+        assert "probability" not in rows[0] and "std" in rows[0]
+        std = np.array([float(r["std"]) for r in rows])
+        assert np.all(std[np.isfinite(std)] >= 0) and np.isfinite(std).mean() > 0.9
+
+
+def test_parquet_output(rte_csv, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "truth.parquet"
+    cli.main(["aggregate", str(rte_csv), "--output-format", "parquet", "-o", str(out)])
+    table = pd.read_parquet(out)
+    assert table.columns.tolist() == ["item", "label", "probability", "p_0", "p_1"]
+    assert len(table) == 800 and table["probability"].dtype.kind == "f"
+    with pytest.raises(SystemExit, match="needs -o FILE"):
+        cli.main(["raters", str(rte_csv), "--output-format", "parquet"])
 
 
 def test_mace_aggregate_and_raters(rte_csv, tmp_path, capsys):
@@ -64,5 +120,5 @@ def test_mace_aggregate_and_raters(rte_csv, tmp_path, capsys):
     assert len(rows) == 800
     cli.main(["raters", str(rte_csv), "--model", "mace"])
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "rater,n_ratings,rater_accuracy,rater_competence"
+    assert lines[0] == "rater,n_ratings,accuracy,competence"  # MACE().rater_table()
     assert len(lines) == 165

@@ -1,0 +1,293 @@
+"""The input boundary with pandas: long-form and wide DataFrames, the rule
+that tells them apart, missing values in every dtype, and the data layer's
+label rules (issue 11 bugs 4 and 6)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skcrowd import GLAD, DawidSkene, MajorityVote, OrdinalMixture, Ratings
+from skcrowd.datasets import (load_bluebirds, load_caries, load_dog, load_rte,
+                              load_trec2010, load_web)
+
+LOADERS = [load_bluebirds, load_caries, load_dog, load_rte, load_trec2010, load_web]
+CONVENTIONS = [("item", "rater", "label"), ("task", "worker", "label")]
+
+
+def with_ids(long, kind):
+    """The long frame with its ids as given, as integer codes, or as strings
+    with spaces and URLs."""
+    if kind == "given":
+        return long
+    out = long.copy()
+    for column, prefix in (("item", "https://example.org/item?id="), ("rater", "rater #")):
+        codes = pd.factorize(out[column], sort=True)[0]
+        out[column] = codes * 3 + 1 if kind == "int" else [f"{prefix}{c} x" for c in codes]
+    return out
+
+
+@pytest.mark.parametrize("load", LOADERS, ids=lambda f: f.__name__)
+def test_long_frame_fits_exactly_as_from_long(load):
+    long = load().ratings.to_long()
+    for kind in ("given", "int", "str"):
+        frame = with_ids(long, kind)
+        for item, rater, label in CONVENTIONS:
+            df = frame.rename(columns={"item": item, "rater": rater, "label": label})
+            via_ratings = Ratings.from_long(df, item=item, rater=rater, label=label)
+            direct = DawidSkene(max_iter=30).fit(df)
+            reference = DawidSkene(max_iter=30).fit(via_ratings)
+            np.testing.assert_array_equal(direct.confusion_, reference.confusion_)
+            np.testing.assert_array_equal(direct.class_prior_, reference.class_prior_)
+            np.testing.assert_array_equal(direct.rater_ids_, reference.rater_ids_)
+            proba = direct.predict_proba(df)
+            np.testing.assert_array_equal(proba.to_numpy(), reference.predict_proba(via_ratings))
+            # labelled by the user's item ids, under the user's column name
+            assert proba.index.name == item
+            np.testing.assert_array_equal(proba.index, via_ratings.item_ids)
+            assert set(proba.index) == set(df[item])
+
+
+def test_long_frame_fits_every_model_as_from_long():
+    data = load_bluebirds()
+    df = with_ids(data.ratings.to_long(), "str")
+    R = Ratings.from_long(df)
+    for model in (MajorityVote(), DawidSkene(), GLAD(max_iter=20)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = type(model)(**model.get_params()).fit(df).predict_proba(df)
+            b = model.fit(R).predict_proba(R)
+        np.testing.assert_array_equal(a.to_numpy(), b)
+    web = load_web().ratings.to_long()
+    a = OrdinalMixture(n_init=1, max_iter=20).fit(web)
+    b = OrdinalMixture(n_init=1, max_iter=20).fit(Ratings.from_long(web))
+    np.testing.assert_array_equal(a.rater_precision_, b.rater_precision_)
+    np.testing.assert_array_equal(a.predict(web).to_numpy(), b.predict(Ratings.from_long(web)))
+
+
+def test_pivoted_frame_is_still_wide():
+    long = with_ids(load_bluebirds().ratings.to_long(), "str")
+    wide = long.pivot(index="item", columns="rater", values="label")
+    assert {"item", "rater", "label"}.isdisjoint(wide.columns)
+    model = DawidSkene().fit(wide)
+    assert model.n_features_in_ == wide.shape[1]
+    np.testing.assert_array_equal(model.rater_ids_, wide.columns)
+    reference = DawidSkene().fit(wide.to_numpy())
+    np.testing.assert_array_equal(model.confusion_, reference.confusion_)
+    # the same fit as the long frame it came from (raters in the same order)
+    np.testing.assert_allclose(model.confusion_, DawidSkene().fit(long).confusion_)
+    proba = model.set_output(transform="pandas").predict_proba(wide)
+    pd.testing.assert_index_equal(proba.index, wide.index)
+
+
+@pytest.mark.parametrize(
+    "columns, match",
+    [
+        (["item", "rater", "label", "task", "worker"], "both long-form conventions"),
+        (["item", "rater", "answer"], r"\['item', 'rater'\]"),
+        (["task", "annotator", "label"], r"\['label', 'task'\]"),
+        (["question", "worker", "label"], r"\['label', 'worker'\]"),
+    ],
+)
+def test_ambiguous_frames_raise_how_to_pass_them(columns, match):
+    df = pd.DataFrame({c: [0, 1, 1] for c in columns})
+    with pytest.raises(ValueError, match=match) as error:
+        DawidSkene().fit(df)
+    assert "Ratings.from_long(df, item=..., rater=..., label=...)" in str(error.value)
+
+
+def test_long_frame_with_other_names_is_refused_not_misread():
+    # The issue's silent case: an all-integer long frame whose columns are
+    # not named by a convention has ~one "class" per item id.
+    data = load_web()
+    df = data.ratings.to_long().rename(
+        columns={"item": "question", "rater": "annotator", "label": "answer"})
+    with pytest.raises(ValueError, match="distinct labels .*long-form table of ids"):
+        DawidSkene().fit(df)
+    # with string ids it cannot be a matrix of one scale either
+    df = with_ids(data.ratings.to_long(), "str").rename(columns={"item": "q", "rater": "w"})
+    with pytest.raises(ValueError, match=r"Ratings.from_long\(df"):
+        DawidSkene().fit(df.rename(columns={"label": "answer"}))
+
+
+def test_extra_columns_of_a_long_frame_are_ignored():
+    df = load_bluebirds().ratings.to_long()
+    extra = df.assign(time=pd.Timestamp("2020-01-01"), comment="x")
+    np.testing.assert_array_equal(DawidSkene().fit(extra).confusion_,
+                                  DawidSkene().fit(df).confusion_)
+
+
+# -- missing values: every marker in every dtype ---------------------------------
+
+VALUES = {
+    "object": [0, 1, 1, 0, 1, 1],
+    "string": ["no", "yes", "yes", "no", "yes", "yes"],
+    "str": ["no", "yes", "yes", "no", "yes", "yes"],
+    "category": ["no", "yes", "yes", "no", "yes", "yes"],
+    "Int64": [0, 1, 1, 0, 1, 1],
+    "Float64": [0.0, 1.0, 1.0, 0.0, 1.0, 1.0],
+    "boolean": [False, True, True, False, True, True],
+    "float64": [0.0, 1.0, 1.0, 0.0, 1.0, 1.0],
+}
+MARKERS = {"None": None, "NaN": np.nan, "NA": pd.NA, "NaT": pd.NaT}
+# pandas itself refuses these (TypeError when building the column):
+UNREPRESENTABLE = {("Int64", "NaT"), ("Float64", "NaT"), ("boolean", "NaT"),
+                   ("float64", "NA"), ("float64", "NaT")}
+CASES = [(d, m) for d in VALUES for m in MARKERS if (d, m) not in UNREPRESENTABLE]
+
+
+def column(dtype, marker, at):
+    values = list(VALUES[dtype])
+    values[at] = MARKERS[marker]
+    return pd.Series(values, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype, marker", CASES)
+def test_missing_marker_means_not_rated_in_long_form(dtype, marker):
+    items = [0, 0, 1, 1, 2, 2]
+    raters = ["a", "b", "a", "b", "a", "b"]
+    df = pd.DataFrame({"item": items, "rater": raters, "label": column(dtype, marker, 3)})
+    before = df.copy()
+    model = MajorityVote().fit(df)
+    keep = [0, 1, 2, 4, 5]
+    reference = MajorityVote().fit(Ratings(
+        np.array(items)[keep], np.array(raters)[keep], np.array(VALUES[dtype], dtype=object)[keep]))
+    np.testing.assert_array_equal(model.classes_, reference.classes_)
+    np.testing.assert_array_equal(model.predict_proba(df).to_numpy(),
+                                  reference.predict_proba(Ratings.from_long(df)))
+    pd.testing.assert_frame_equal(df, before)
+
+
+@pytest.mark.parametrize("dtype, marker", CASES)
+def test_missing_marker_means_not_rated_in_a_wide_frame(dtype, marker):
+    df = pd.DataFrame({"r1": column(dtype, marker, 1), "r2": column(dtype, "None", 4)})
+    before = df.copy()
+    model = MajorityVote().fit(df)
+    matrix = np.array([VALUES[dtype], VALUES[dtype]], dtype=object).T
+    matrix[1, 0] = matrix[4, 1] = None
+    reference = MajorityVote().fit(matrix)
+    np.testing.assert_array_equal(model.classes_, reference.classes_)
+    np.testing.assert_array_equal(model.predict_proba(df), reference.predict_proba(matrix))
+    pd.testing.assert_frame_equal(df, before)
+
+
+def test_object_array_with_pandas_markers():
+    X = np.array([["a", pd.NA], [pd.NaT, "b"], ["a", None]], dtype=object)
+    model = MajorityVote().fit(X)
+    assert model.classes_.tolist() == ["a", "b"]
+    np.testing.assert_array_equal(model.predict_proba(X), [[1, 0], [0, 1], [1, 0]])
+
+
+def test_categories_name_the_scale():
+    df = pd.DataFrame({"item": [0, 0, 1], "rater": [0, 1, 0],
+                       "label": pd.Categorical([1, 2, 2], categories=[1, 2, 3, 4])})
+    assert MajorityVote().fit(df).classes_.tolist() == [1, 2, 3, 4]
+    assert MajorityVote(classes=[1, 2, 3]).fit(df).classes_.tolist() == [1, 2, 3]
+    wide = pd.DataFrame({"r1": pd.Categorical(["x", "y"], categories=["x", "y", "z"]),
+                         "r2": pd.Categorical(["x", None], categories=["x", "w"])})
+    assert MajorityVote().fit(wide).classes_.tolist() == ["w", "x", "y", "z"]
+
+
+def test_long_frame_keeps_items_whose_every_rating_is_missing():
+    df = pd.DataFrame({"item": ["a", "a", "b"], "rater": [1, 2, 1],
+                       "label": pd.array([1, 0, None], dtype="Int64")})
+    proba = MajorityVote().fit(df).predict_proba(df)
+    assert proba.index.tolist() == ["a", "b"]
+    with pytest.raises(ValueError, match="ids must not be missing"):
+        MajorityVote().fit(df.assign(item=["a", None, "b"]))
+
+
+def test_nothing_the_user_passed_is_modified():
+    df = with_ids(load_bluebirds().ratings.to_long(), "str")
+    df["label"] = df["label"].astype("Int64")
+    df.loc[df.index[:5], "label"] = pd.NA
+    before = df.copy()
+    wide = df.pivot(index="item", columns="rater", values="label")
+    wide_before = wide.copy()
+    for X, original in ((df, before), (wide, wide_before)):
+        model = DawidSkene().fit(X)
+        model.predict(X), model.predict_proba(X), model.score_samples(X)
+        model.sample(X, random_state=0)
+        pd.testing.assert_frame_equal(X, original)
+
+
+# -- label rules (issue 11) -------------------------------------------------------
+
+def test_bug4_nan_in_classes_is_named():
+    X = np.array([[0, 1], [1, 1]])
+    for missing in (np.nan, None):
+        with pytest.raises(ValueError, match="classes contains a missing value"):
+            DawidSkene(classes=[0, 1, missing]).fit(X)
+
+
+def test_bug6_datetime_labels_are_rejected_in_every_form():
+    days = np.array(["2020-01-01", "2020-01-02"], dtype="datetime64[D]")
+    forms = [
+        np.array([[days[0], days[1]], [days[1], None]], dtype=object),
+        np.array([[days[0], days[1]], [days[1], days[0]]]),
+        pd.DataFrame({"item": [0, 1], "rater": [0, 0], "label": pd.to_datetime(days)}),
+        pd.DataFrame({"r1": pd.to_datetime(days), "r2": pd.to_datetime(days)}),
+        pd.DataFrame({"r1": list(pd.to_datetime(days)), "r2": [1, 2]}),
+    ]
+    for X in forms:
+        with pytest.raises(ValueError, match="Labels must be numbers, booleans or strings"):
+            MajorityVote().fit(X)
+    with pytest.raises(ValueError, match="numbers, booleans or strings"):
+        Ratings([0, 1], [0, 0], days)
+    with pytest.raises(ValueError, match="numbers, booleans or strings"):
+        Ratings.from_long({"item": [0, 1], "rater": [0, 0], "label": days})
+
+
+def test_groups_series_is_aligned_by_item_id():
+    from skcrowd.datasets import make_ordinal
+
+    long = with_ids(make_ordinal(n_items=60, n_raters=6, random_state=0).ratings.to_long(), "str")
+    R = Ratings.from_long(long)
+    in_order = np.arange(len(R.item_ids)) % 3
+    shuffled = pd.Series(in_order, index=R.item_ids).sample(frac=1, random_state=0)
+    params = dict(difficulty="group", n_init=1, max_iter=15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = OrdinalMixture(**params).fit(long, groups=shuffled)
+        b = OrdinalMixture(**params).fit(R, groups=in_order)
+    np.testing.assert_array_equal(a.group_difficulty_, b.group_difficulty_)
+    np.testing.assert_array_equal(a.predict(long, groups=shuffled).to_numpy(),
+                                  b.predict(R, groups=in_order))
+    with pytest.raises(ValueError, match="is not in its index"):
+        OrdinalMixture(**params).fit(long, groups=shuffled.iloc[1:])
+
+
+def test_pandas_stays_optional():
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["pandas"] = None  # as if pandas were not installed
+import numpy as np
+import skcrowd
+from skcrowd import DawidSkene, Ratings
+X = np.array([[0, 1, np.nan], [1, 1, 0], [0, 0, 0]])
+model = DawidSkene().fit(X)
+assert model.predict(X).shape == (3,)
+R = Ratings([0, 0, 1], [0, 1, 0], [1, 0, 1])
+assert DawidSkene().fit(R).predict_proba(R).shape == (2, 2)
+try:
+    R.to_long()
+except ImportError as error:
+    assert "skcrowd[pandas]" in str(error), error
+else:
+    raise AssertionError("to_long without pandas")
+try:
+    model.rater_table()
+except ImportError as error:
+    assert "skcrowd[pandas]" in str(error), error
+else:
+    raise AssertionError("rater_table without pandas")
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=600, cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
