@@ -103,6 +103,11 @@ def item_uniforms(item_ids, seed):
     return ((hashed >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
 
 
+def item_ids_of(data):
+    """The items' ids of encoded ``data`` (their positions when it has none)."""
+    return np.arange(data.n_items) if data.item_ids is None else data.item_ids
+
+
 def item_normals(item_ids, seed):
     """One standard normal per item (see :func:`item_uniforms`)."""
     return ndtri(item_uniforms(item_ids, seed))

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, draw_categorical, item_chunks, item_dirichlet
+from ._base import CrowdModel, draw_categorical, item_chunks, item_dirichlet, item_ids_of
 from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
 from ._kernels._common import vote_counts
@@ -188,7 +188,7 @@ class DawidSkene(CrowdModel):
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
-            posterior = item_dirichlet(data.item_ids, seed, data.n_classes)
+            posterior = item_dirichlet(item_ids_of(data), seed, data.n_classes)
         return self._stats(data, posterior)
 
     def _stats(self, data, posterior):

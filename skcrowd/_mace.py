@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import digamma
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, draw_categorical, item_chunks, item_dirichlet, numba_threads
+from ._base import CrowdModel, draw_categorical, item_chunks, item_dirichlet, item_ids_of, numba_threads
 from ._dask import DaskRatingData
 from ._kernels import _mace as kernels
 from ._kernels._common import vote_counts
@@ -232,7 +232,7 @@ default="uniform"
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
-            posterior = item_dirichlet(data.item_ids, seed, K)
+            posterior = item_dirichlet(item_ids_of(data), seed, K)
         n_cells = data.n_raters * K
         share = posterior[data.item, data.label] * (K / (K + 1.0))
         return {

@@ -10,7 +10,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _dask
-from ._base import CrowdModel, item_chunks, item_normals, numba_threads
+from ._base import CrowdModel, item_chunks, item_ids_of, item_normals, numba_threads
 from ._dask import DaskRatingData
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
@@ -609,7 +609,7 @@ class OrdinalMixture(CrowdModel):
         means[np.isnan(means)] = mu0
         step = problem.step
         if seed is not None:
-            means = means + 0.5 * step * item_normals(data.item_ids, seed)
+            means = means + 0.5 * step * item_normals(item_ids_of(data), seed)
         n_per_item = np.diff(data.item_ptr)
         delta_mean = self.difficulty_shape / self.difficulty_rate
         start = {"mu": means, "lam": lam0 + n_per_item * delta_mean / step**2}
