@@ -9,7 +9,8 @@ import numpy as np
 from scipy.special import digamma
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, draw_categorical, item_chunks, item_dirichlet, item_ids_of, numba_threads
+from ._base import (CrowdModel, draw_categorical, item_chunks, item_dirichlet, item_ids_of,
+                    numba_threads)
 from ._dask import DaskRatingData
 from ._kernels import _mace as kernels
 from ._kernels._common import vote_counts
