@@ -8,6 +8,7 @@ from scipy.special import (digamma, gammaln, log_ndtr, polygamma, roots_genlague
                            roots_legendre)
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from . import _dask
 from ._base import CrowdModel, item_chunks, item_ids_of, item_normals, numba_threads
