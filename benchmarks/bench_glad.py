@@ -3,8 +3,8 @@
 Run with crowd-kit's environment (crowd-kit is never a dependency of
 skcrowd)::
 
-    PYTHONPATH=. /work/benchvenv/bin/python benchmarks/bench_glad.py
-    PYTHONPATH=. /work/benchvenv/bin/python benchmarks/bench_glad.py --only synthetic,scale
+    PYTHONPATH=. python benchmarks/bench_glad.py
+    PYTHONPATH=. python benchmarks/bench_glad.py --only synthetic,scale
     PYTHONPATH=. python3 benchmarks/bench_glad.py --no-crowdkit   # skcrowd only
 
 Sections

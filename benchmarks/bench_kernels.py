@@ -2,8 +2,8 @@
 
 DawidSkene: 100,000 items x 5 ratings (500k ratings), 100 raters, K=5 (the
 e_step kernel, fused with the expected confusion counts).  GLAD: 10,000
-items x 5 ratings (50k ratings), 50 raters, K=2 (item_step: Newton on each
-b_i, posterior, rater statistics; rater_step: the by-rater pass).  IRT3PL:
+items x 5 ratings (50k ratings), 100 raters, K=2 (item_step: Newton on each
+b_i, posterior, rater statistics), warm-started as in a fit iteration.  IRT3PL:
 20,000 items x 8 ratings, 100 raters, the full model's 735-node grid
 (pattern_posteriors).  Beside them, the floor of one E-step pass: a kernel
 that reads each rating's cell once and adds its log-likelihood row into its
@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _synthetic import make_ds_long  # noqa: E402
+from _synthetic import make_ds_long, make_glad_long  # noqa: E402
 
 from skcrowd import GLAD, IRT3PL, DawidSkene, Ratings  # noqa: E402
 from skcrowd.datasets import make_irt  # noqa: E402
@@ -77,15 +77,19 @@ def _dawid_skene_case():
 
 
 def _glad_case():
-    item, rater, label, _ = make_ds_long(10_000, 50, 5, 2, random_state=0)
+    item, rater, label, _ = make_glad_long(10_000, 100, 5, 2, random_state=0)
     ratings = Ratings(item, rater, label)
     model = GLAD(max_iter=5, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(ratings)
     data = model._encode(ratings, reset=False)
+    # A fit iteration warm-starts every b_i from the previous one (one
+    # Newton step each); a cold start (prediction) runs Newton to the end.
     params = model._fitted_params()
-    return data, lambda: model._local_step(data, params)
+    items, _ = model._local_step(data, params)
+    params = dict(params, log_beta=items["log_beta"])
+    return data, lambda: model._local_step(data, params)  # it copies log_beta
 
 
 def _irt_case():

@@ -4,7 +4,7 @@ model, so its categorical aggregators are the comparison).
 
 Run (crowd-kit lives in its own venv, never in the test install)::
 
-    PYTHONPATH=. /work/benchvenv/bin/python benchmarks/bench_ordinal.py
+    PYTHONPATH=. python benchmarks/bench_ordinal.py
     PYTHONPATH=. python3 benchmarks/bench_ordinal.py --only iteration
 
 Sections

@@ -3,9 +3,9 @@ compared with).
 
 Run from the repository root inside the benchmark virtualenv::
 
-    /work/benchvenv/bin/python benchmarks/crowdkit_reference.py            # everything
-    /work/benchvenv/bin/python benchmarks/crowdkit_reference.py --only real
-    /work/benchvenv/bin/python benchmarks/crowdkit_reference.py --only ds_synth --json out.json
+    python benchmarks/crowdkit_reference.py            # everything
+    python benchmarks/crowdkit_reference.py --only real
+    python benchmarks/crowdkit_reference.py --only ds_synth --json out.json
 
 Configurations (ids for ``--only``; several may be given, comma separated):
 
@@ -49,8 +49,6 @@ DATA_DIR = os.environ.get(
     "SKCROWD_DATA",
     os.path.join(os.path.dirname(HERE), "..", "shared", "data"),
 )
-if not os.path.isdir(DATA_DIR):
-    DATA_DIR = "/work/shared/data"
 
 REAL = ("rte", "bluebirds", "dog", "web")
 
@@ -156,7 +154,7 @@ def main(argv=None):
     only = {s.strip() for s in args.only.split(",") if s.strip()}
 
     if not ck.crowdkit_available():
-        sys.exit("crowd-kit is not importable; run with /work/benchvenv/bin/python")
+        sys.exit("crowd-kit is not importable; run with python")
     import pandas as pd
     import scipy
 

@@ -28,12 +28,14 @@ from scipy.special import ndtri
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._set_output import _get_output_config
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from . import _dask
-from ._ratings import Ratings, encode, import_pandas, long_columns
+from ._ratings import (RatingData, Ratings, encode, encode_labels, fit_classes, gold_per_item,
+                       import_pandas, long_columns)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -129,6 +131,32 @@ def draw_categorical(probabilities, rng):
     u = rng.random(len(probabilities)) * cdf[:, -1]
     draws = (u[:, None] > cdf).sum(axis=1)
     return np.minimum(draws, probabilities.shape[1] - 1).astype(np.int32)
+
+
+def _with_gold_labels(labels, gold_labels):
+    """The ratings' labels and y's, for the classes: integral gold values
+    keep integer ratings' dtype (y arrives as floats when it has NaN)."""
+    if (labels.dtype.kind in "iu" and gold_labels.dtype.kind == "f"
+            and np.all(gold_labels == np.round(gold_labels))):
+        gold_labels = gold_labels.astype(labels.dtype)
+    return np.concatenate([labels, gold_labels])
+
+
+def has_gold(data):
+    """Whether ``data`` (a fit's encoded ratings) has any known item."""
+    gold = getattr(data, "gold", None)
+    return gold is not None and bool(np.any(gold >= 0))
+
+
+def apply_evidence(posterior, data):
+    """Starting posteriors with the known items clamped to their class (in
+    place; returned), as the local steps clamp them through
+    ``data.evidence``."""
+    if data.gold is not None:
+        known = np.flatnonzero(data.gold >= 0)
+        posterior[known] = 0.0
+        posterior[known, data.gold[known]] = 1.0
+    return posterior
 
 
 class _State(NamedTuple):
@@ -250,14 +278,37 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     _min_classes = 1
 
     # -- input ----------------------------------------------------------------
-    def _encode(self, X, reset):
+    def _encode(self, X, reset, y=None):
         """``X`` as :class:`RatingData`, through the data layer (every input
         form, missing values, rater ids and label encoding live there).
 
         With ``reset=True`` (fit) this sets ``classes_``, ``n_features_in_``
-        and ``rater_ids_``; otherwise it checks ``X`` against them.
+        and ``rater_ids_``; otherwise it checks ``X`` against them.  ``y``
+        (fit only): the known true labels, stored as ``data.gold`` (see
+        :func:`gold_per_item`); their labels count among the classes.
         """
-        return encode(self, X, reset=reset)
+        data = encode(self, X, reset=reset)
+        if y is None:
+            return data
+        # the known labels (fit): their labels count among the classes
+        positions, labels = gold_per_item(y, data.item_ids if data.item_ids is not None
+                                          else np.arange(data.n_items))
+        if reset and self.classes is None and len(labels):
+            if (self.classes_.dtype.kind == "O") != (labels.dtype.kind == "O"):
+                raise ValueError("The labels of y and of the ratings are of different types "
+                                 "(numbers and strings).")
+            union = np.unique(_with_gold_labels(self.classes_, labels))
+            if len(union) != len(self.classes_):
+                self.classes_ = union
+                data.label = encode_labels(data.ratings.label, union)
+                data.n_classes = len(union)
+                data.__dict__.pop("cell", None)
+        data.gold = np.full(data.n_items, -1, dtype=np.int32)
+        try:
+            data.gold[positions] = encode_labels(labels, self.classes_)
+        except ValueError as error:
+            raise ValueError(f"y: {error}") from None
+        return data
 
     def _as_output(self, X, data, codes):
         """Ratings with new label codes, in the form of the input ``X``."""
@@ -478,15 +529,20 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     def _sample_labels(self, data, rng):
         """Label codes of simulated ratings on the design of ``data``."""
 
-    def _dask_columns(self, **fit_params):
-        """The columns a dask DataFrame needs besides item, rater and label,
-        as ``(name, column)`` pairs, from the fit parameters (which name
-        columns on Dask, e.g. OrdinalMixture's ``groups``)."""
+    def _reject_fit_params(self, fit_params):
+        """A clear error for fit arguments this model does not take (never a
+        private method's name: issue 11, bug 5)."""
         if fit_params:
             raise TypeError(
                 f"{type(self).__name__}.fit got unexpected arguments "
                 f"{sorted(fit_params)}."
             )
+
+    def _dask_columns(self, **fit_params):
+        """The columns a dask DataFrame needs besides item, rater and label,
+        as ``(name, column)`` pairs, from the fit parameters (which name
+        columns on Dask, e.g. OrdinalMixture's ``groups``)."""
+        self._reject_fit_params(fit_params)
         return ()
 
     def _predict_from_items(self, items):
@@ -494,13 +550,17 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         return self.classes_[np.argmax(items["proba"], axis=1)]
 
     # -- public API -----------------------------------------------------------
-    def _fit(self, X, **fit_params):
+    def _fit(self, X, y=None, init_params=None, **fit_params):
         """Encode ``X`` (once) and fit; returns ``(data, items)``, the
         encoded data and the per-item state of the training items (both
         None for a dask DataFrame, whose items stay on the workers)."""
         if _dask.is_dask_frame(X):
+            if y is not None or init_params is not None:
+                raise ValueError("Known labels y and init_params are not supported with a "
+                                 "dask DataFrame.")
             # The fit loop over the workers' partitions (DESIGN §9); the
-            # training items' states stay there until the fit ends.
+            # training items' states stay there until the fit ends. The fit
+            # parameters name columns on Dask (_dask_columns).
             data = _dask.encode_frame(self, X, **fit_params)
             try:
                 self._fit_encoded(data)
@@ -508,14 +568,42 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                 data.release()
             self._dask_iterations = data.iterations  # timings, for benchmarks
             return None, None
-        data = self._encode(X, reset=True)
+        start = self._start_state(init_params)  # before _encode resets rater_ids_
+        data = self._encode(X, reset=True, y=y)
+        data.start = start
         # Ratings per rater: the rater table's n_ratings and the weights of
         # the population rater (unknown_raters="prior").
         self._rater_counts = np.bincount(data.rater, minlength=self.n_features_in_)
-        return data, self._fit_encoded(data, **fit_params)
+        return data, self._clamp(data, self._fit_encoded(data, **fit_params))
 
-    def _fit_predict(self, X, **fit_params):
-        data, items = self._fit(X, **fit_params)
+    def _start_state(self, init_params):
+        """An earlier fit to start from (warm start), or None."""
+        if init_params is not None:
+            raise TypeError(f"{type(self).__name__} is not iterative: it takes no init_params.")
+        return None
+
+    def _clamp(self, data, items):
+        """The known items' fitted state is their known class, exactly.
+
+        The models' local steps already clamp through ``data.evidence``;
+        this makes it exact for every estimator (the baselines have no
+        local step) and sets a point prediction on the label scale
+        (``"value"``, ``"mu"``) to the known value.
+        """
+        if data.gold is None:
+            return items
+        known = np.flatnonzero(data.gold >= 0)
+        codes = data.gold[known]
+        proba = items["proba"]
+        proba[known] = 0.0
+        proba[known, codes] = 1.0
+        for key in ("value", "mu"):
+            if key in items:
+                items[key][known] = self.classes_.astype(np.float64)[codes]
+        return items
+
+    def _fit_predict(self, X, y=None, **fit_params):
+        data, items = self._fit(X, y, **fit_params)
         if items is None:
             return self.predict(X)
         return self._labelled(data, self._predict_from_items(items), "label")
@@ -534,16 +622,24 @@ or Ratings, or a long-form DataFrame
             with the columns ``item, rater, label`` (or ``task, worker,
             label``) is long form, one rating per row (see the user guide,
             "Input forms").
-        y : None
-            Ignored; there is no supervision.
+        y : array-like of shape (n_items,), mapping or pandas Series, default=None
+            Known true labels ("gold") of some items; see :ref:`gold`.  One
+            entry per item in row order, missing (None, NaN, ``pd.NA``)
+            where unknown, or a mapping / Series keyed by item id (items
+            absent from it are unknown).  A known item's posterior is
+            clamped to its label during the fit; it still informs the
+            rater parameters.  ``None``: no item is known.
         **fit_params : dict
-            Model-specific data (for example ``groups``).
+            Model-specific data (for example ``groups``), and for the
+            iterative models ``init_params``: a fitted model of the same
+            class whose rater parameters (matched by rater id) the fit
+            starts from (see :ref:`warm-start`).
 
         Returns
         -------
         self : object
         """
-        self._fit(X, **fit_params)
+        self._fit(X, y, **fit_params)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -552,8 +648,10 @@ or Ratings, or a long-form DataFrame
 
         Equal to ``fit(X).predict(X)``; computed from the final local step of
         the fit, without a second pass (a second pass for a dask DataFrame).
+        With ``y``, the known items get their known labels (``predict(X)``
+        infers every item from its ratings alone).
         """
-        return self._fit_predict(X, **fit_params)
+        return self._fit_predict(X, y, **fit_params)
 
     def predict(self, X):
         """The most probable true class of each item.
@@ -684,6 +782,7 @@ class CrowdModel(CrowdEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": [Integral, None],
+        "warm_start": ["boolean"],
         "accelerate": ["boolean"],
     }
 
@@ -691,6 +790,226 @@ class CrowdModel(CrowdEstimator):
     #: are several threads and restarts
     _threaded_restarts = False
     _step_max0 = 1.0
+
+    #: names of the global parameters that hold one row per rater (axis 0),
+    #: and of those shared by every rater: what a warm start carries over
+    _rater_params = ()
+    _shared_params = ()
+
+    def _start_state(self, init_params):
+        """The rater parameters to start from: those of the fitted model
+        ``init_params`` (``fit(X, init_params=earlier)``), or this model's
+        own with ``warm_start=True`` after a fit (see :ref:`warm-start`)."""
+        if init_params is not None:
+            if type(init_params) is not type(self):
+                raise ValueError(
+                    f"init_params must be a fitted {type(self).__name__}; got "
+                    f"{type(init_params).__name__}."
+                )
+            check_is_fitted(init_params)
+            source = init_params
+        elif getattr(self, "warm_start", False) and hasattr(self, "rater_ids_"):
+            source = self
+        else:
+            return None
+        return self._snapshot(source)
+
+    def _snapshot(self, source):
+        """What a start from the fitted model ``source`` needs."""
+        params = source._fitted_params()
+        return {
+            "rater_ids": np.array(source.rater_ids_, copy=True),
+            "classes": np.array(source.classes_, copy=True),
+            "params": {k: params[k] for k in (*self._rater_params, *self._shared_params)},
+            # the item-level state at the end of the earlier fit, by item id
+            # (a model that keeps one: OrdinalMixture)
+            "items": getattr(source, "_last_items", None),
+        }
+
+    def _warm_params(self, data, rng, start):
+        """Global parameters of a warm start: the cold start's (restart 0)
+        with every rater seen before taking its earlier parameters, matched
+        by rater id, not position; raters not seen before keep
+        :meth:`_new_rater_params`.  The shared parameters (class prior ...)
+        are carried over as they are."""
+        if not (len(start["classes"]) == len(self.classes_)
+                and np.all(start["classes"] == self.classes_)):
+            raise ValueError(
+                f"A warm start needs the classes of the earlier fit "
+                f"({start['classes'].tolist()!r}); these ratings have "
+                f"{self.classes_.tolist()!r}. Pass classes=[...]."
+            )
+        params = dict(self._new_rater_params(data, self._init_params(data, rng, 0)))
+        old_ids = start["rater_ids"]
+        ids = np.asarray(self.rater_ids_)
+        try:
+            order = np.argsort(old_ids, kind="stable")
+            pos = np.minimum(np.searchsorted(old_ids[order], ids), max(len(old_ids) - 1, 0))
+            seen = (old_ids[order][pos] == ids) if len(old_ids) else np.zeros(len(ids), bool)
+        except TypeError:
+            raise ValueError("Rater ids are not comparable with those of the earlier fit.") \
+                from None
+        now, before = np.flatnonzero(seen), order[pos[seen]]
+        for name in self._rater_params:
+            rows = np.array(params[name], dtype=np.float64, copy=True)
+            rows[now] = start["params"][name][before]
+            params[name] = rows
+        for name in self._shared_params:
+            params[name] = start["params"][name]
+        return params
+
+    def _new_rater_params(self, data, params):
+        """The parameters of raters that an earlier fit has not seen (hook;
+        default: the cold start's)."""
+        return params
+
+    # -- stepwise (online) EM -------------------------------------------------
+    #: the sufficient statistics that stepwise EM blends (a model that
+    #: supports partial_fit names them), and which of them have a rater axis
+    _online_stats = ()
+    _online_rater_stats = ()
+    #: step size η_t = (t + 1)^(-κ) of batch t = 0, 1, ... (Liang & Klein
+    #: 2009: κ in (0.5, 1] converges; smaller forgets the early batches
+    #: faster)
+    _step_decay = 0.7
+
+    def _online_batch_stats(self, data, params, stats):
+        """A batch's statistics as stepwise EM blends them (hook)."""
+        return stats
+
+    def _online_update(self, data, params, stats, n_seen):
+        """The M-step from the blended statistics, scaled to ``n_seen``
+        items (hook; default: the batch fit's global update)."""
+        return self._global_update(data, params, stats)
+
+    def _encode_batch(self, X, y):
+        """Encode a batch for :meth:`partial_fit`: raters matched by id,
+        raters not seen before appended (their parameters from the prior),
+        classes fixed by the first batch or by ``classes``."""
+        if _dask.is_dask_frame(X):
+            raise ValueError("partial_fit does not take a dask DataFrame.")
+        if isinstance(X, Ratings):
+            ratings = X
+        else:
+            columns = getattr(X, "columns", None)
+            n_columns = getattr(self, "n_features_in_", None)
+            X = validate_data(self, X, reset=True, accept_sparse=("csr", "csc", "coo"),
+                              dtype=None, ensure_all_finite="allow-nan")
+            if columns is None and hasattr(self, "_stepwise") and X.shape[1] != n_columns:
+                # Unnamed columns are raters by position: another count
+                # cannot be matched (a Ratings or named columns can).
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{n_columns} features as input (unnamed columns are raters by "
+                    "position); pass a Ratings (or a DataFrame with rater names as "
+                    "columns) for batches with other raters."
+                )
+            ratings = Ratings.from_matrix(
+                X, rater_ids=None if columns is None else np.asarray(columns))
+        first = not hasattr(self, "_stepwise")
+        if first:
+            if ratings.n_ratings == 0:
+                raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
+            gold = None if y is None else gold_per_item(y, ratings.item_ids)
+            labels = ratings.label
+            fit_classes(self, labels if gold is None or not len(gold[1])
+                        else _with_gold_labels(labels, gold[1]))
+            self.rater_ids_ = np.asarray(ratings.rater_ids)
+        known = np.asarray(self.rater_ids_)
+        ids = np.asarray(ratings.rater_ids)
+        try:
+            order = np.argsort(known, kind="stable")
+            pos = np.minimum(np.searchsorted(known[order], ids), len(known) - 1)
+            seen = known[order][pos] == ids
+        except TypeError:
+            raise ValueError("Rater ids are not comparable with those seen before.") from None
+        codes = np.where(seen, order[pos], -1)
+        new = np.flatnonzero(~seen)
+        codes[new] = len(known) + np.arange(len(new))
+        self.rater_ids_ = np.concatenate([known, ids[new]]) if len(new) else known
+        self.n_features_in_ = len(self.rater_ids_)
+        try:
+            label_codes = encode_labels(ratings.label, self.classes_)
+        except ValueError as error:
+            raise ValueError(f"{error} partial_fit keeps the classes of its first batch: "
+                             "declare them all with classes=[...].") from None
+        data = RatingData(ratings._item, codes.astype(np.int32)[ratings._rater], label_codes,
+                          ratings._item_ptr, n_raters=self.n_features_in_,
+                          n_classes=len(self.classes_), item_ids=ratings.item_ids,
+                          form="ratings", ratings=ratings)
+        if y is not None:
+            gold = gold_per_item(y, ratings.item_ids)
+            data.gold = np.full(data.n_items, -1, dtype=np.int32)
+            try:
+                data.gold[gold[0]] = encode_labels(gold[1], self.classes_)
+            except ValueError as error:
+                raise ValueError(f"y: {error}") from None
+        return data, len(known)
+
+    @available_if(lambda self: bool(self._online_stats))
+    def partial_fit(self, X, y=None):
+        """One step of stepwise EM on a batch of items (Cappé & Moulines
+        2009; Liang & Klein 2009).
+
+        The batch's expected sufficient statistics, per item, are blended
+        into the running ones, s ← (1 - η_t) s + η_t s_batch / n_batch with
+        η_t = (t + 1)^(-0.7) for batch t = 0, 1, ..., and the rater
+        parameters are the M-step of n_seen · s (n_seen: items seen so far,
+        so that the priors weigh as in a batch fit of that many items).  The
+        E-step of a batch uses the parameters after the previous batch.
+        Raters are matched by id; a rater not seen before is added with the
+        prior's parameters.  The classes are those of the first batch (with
+        ``y``'s labels) or ``classes``: declare every class up front when a
+        batch may lack some.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or Ratings of shape (n_items, n_raters)
+            A batch of items, all their ratings.  Columns of a matrix are
+            rater ids 0, 1, ... (a DataFrame's: its column names).
+        y : array-like of shape (n_items,), mapping or Series, default=None
+            Known labels of some of the batch's items (see :ref:`gold`).
+
+        Returns
+        -------
+        self : object
+        """
+        if not hasattr(self, "_stepwise"):
+            self._validate_params()
+        data, n_before = self._encode_batch(X, y)
+        data = self._prepare(data)
+        with numba_threads(self.n_jobs):
+            if not hasattr(self, "_stepwise"):
+                params = self._init_params(data, check_random_state(self.random_state), 0)
+                self._stepwise = {"t": 0, "n_seen": 0, "stats": None}
+            else:
+                start = self._snapshot(self)
+                start["rater_ids"] = start["rater_ids"][:n_before]
+                params = self._warm_params(data, check_random_state(self.random_state), start)
+            items, stats = self._local_step(data, params)
+            stats = self._online_batch_stats(data, params, stats)
+        state = self._stepwise
+        eta = (state["t"] + 1.0) ** -self._step_decay
+        old = state["stats"]
+        blended = {}
+        for key in self._online_stats:
+            batch = np.asarray(stats[key], dtype=np.float64) / max(data.n_items, 1)
+            if old is None:
+                blended[key] = batch
+                continue
+            previous = old[key]
+            if key in self._online_rater_stats and len(previous) < len(batch):
+                pad = np.zeros((len(batch) - len(previous),) + previous.shape[1:])
+                previous = np.concatenate([previous, pad])
+            blended[key] = (1.0 - eta) * previous + eta * batch
+        state["t"] += 1
+        state["n_seen"] += data.n_items
+        state["stats"] = blended
+        scaled = {key: value * state["n_seen"] for key, value in blended.items()}
+        params = self._online_update(data, params, dict(stats, **scaled), state["n_seen"])
+        self.n_iter_ = state["t"]
+        self._set_fitted(data, params, None)
+        return self
 
     @abstractmethod
     def _init_params(self, data, rng, restart):
@@ -718,11 +1037,7 @@ class CrowdModel(CrowdEstimator):
 
     def _prepare(self, data, **fit_params):
         """Attach model-specific fit data (e.g. groups) to ``data``."""
-        if fit_params:
-            raise TypeError(
-                f"{type(self).__name__}.fit got unexpected arguments "
-                f"{sorted(fit_params)}."
-            )
+        self._reject_fit_params(fit_params)
         return data
 
     def _step(self, data, params):
@@ -866,14 +1181,20 @@ class CrowdModel(CrowdEstimator):
         return self._params_from_vector(x, template), a, length >= step_max
 
     def _fit_encoded(self, data, **fit_params):
+        start_state = getattr(data, "start", None)
         data = self._prepare(data, **fit_params)
         rng = check_random_state(self.random_state)
         progress = Progress(type(self).__name__, self.verbose, self.n_init)
         with numba_threads(self.n_jobs):
-            starts = [self._init_params(data, rng, r) for r in range(self.n_init)]
+            # A warm start is one run from the earlier state (n_init is
+            # ignored, as in scikit-learn's mixtures).
+            if start_state is not None:
+                starts = [self._warm_params(data, rng, start_state)]
+            else:
+                starts = [self._init_params(data, rng, r) for r in range(self.n_init)]
             n_threads = numba.get_num_threads()
             dask_data = _dask.dask_data(data)
-            if self._threaded_restarts and dask_data is not None and self.n_init > 1:
+            if self._threaded_restarts and dask_data is not None and len(starts) > 1:
                 # Restarts in client threads, their local steps batched: one
                 # task per partition and iteration serves all of them.
                 def one(restart):
@@ -882,8 +1203,8 @@ class CrowdModel(CrowdEstimator):
                     progress.end(restart, run)
                     return run
 
-                runs = dask_data.lockstep(one, range(self.n_init))
-            elif self._threaded_restarts and n_threads > 1 and self.n_init > 1:
+                runs = dask_data.lockstep(one, range(len(starts)))
+            elif self._threaded_restarts and n_threads > 1 and len(starts) > 1:
                 # One restart per thread with serial (nogil) kernels: numba's
                 # workqueue layer cannot run parallel regions from two threads.
                 def one(restart):
@@ -893,8 +1214,8 @@ class CrowdModel(CrowdEstimator):
                     progress.end(restart, run)
                     return run
 
-                with ThreadPoolExecutor(max_workers=min(n_threads, self.n_init)) as pool:
-                    runs = list(pool.map(one, range(self.n_init)))
+                with ThreadPoolExecutor(max_workers=min(n_threads, len(starts))) as pool:
+                    runs = list(pool.map(one, range(len(starts))))
             else:
                 runs = []
                 for restart, start in enumerate(starts):

@@ -59,7 +59,8 @@ class MajorityVote(CrowdEstimator):
         vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, counts)
         return counts
 
-    def _fit_encoded(self, data):
+    def _fit_encoded(self, data, **fit_params):
+        self._reject_fit_params(fit_params)
         counts = self._vote_shares(data)
         n_votes = counts.sum(axis=1)
         rated = n_votes > 0
@@ -110,7 +111,8 @@ class _NumericSummary(MajorityVote):
 
     _summary = None  # kernel filling one value per item
 
-    def _fit_encoded(self, data):
+    def _fit_encoded(self, data, **fit_params):
+        self._reject_fit_params(fit_params)
         if self.classes_.dtype.kind not in "biuf":
             raise ValueError(
                 f"{type(self).__name__} needs numeric labels; got "

@@ -340,11 +340,12 @@ class DaskRatingData:
         this keeps references, not copies."""
         restart = getattr(self._thread, "restart", None)
         self.client.run(_checkpoint_state, self.token, restart)
-        return restart
+        # never None (the loop's "nothing to restore"), outside lockstep too
+        return ("checkpoint", restart)
 
     def restore(self, checkpoint):
         """Go back to the item state saved by :meth:`checkpoint`."""
-        self.client.run(_restore_state, self.token, checkpoint)
+        self.client.run(_restore_state, self.token, checkpoint[1])
 
     def map_sum(self, fn, *per_part_args):
         """``fn(part_data, *args)`` on each partition (args given per partition), summed."""

@@ -6,7 +6,15 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, draw_categorical, item_chunks, item_dirichlet, item_ids_of
+from ._base import (
+    CrowdModel,
+    apply_evidence,
+    draw_categorical,
+    has_gold,
+    item_chunks,
+    item_dirichlet,
+    item_ids_of,
+)
 from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
 from ._kernels._common import vote_counts
@@ -57,6 +65,11 @@ class DawidSkene(CrowdModel):
     n_init : int, default=1
         Restarts; the one with the highest log posterior is kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters, matched by rater id (raters not seen before start from
+        the prior), as one run (``n_init`` is ignored).  See
+        :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Numba threads for the kernels (restored afterwards); results do not
@@ -97,6 +110,10 @@ class DawidSkene(CrowdModel):
     """
 
     _supports_dask = True
+    _rater_params = ("confusion",)
+    _shared_params = ("class_prior",)
+    _online_stats = ("confusion_counts", "class_counts")
+    _online_rater_stats = ("confusion_counts",)
 
     _parameter_constraints: dict = {
         **CrowdModel._parameter_constraints,
@@ -123,6 +140,7 @@ class DawidSkene(CrowdModel):
         tol=1e-6,
         n_init=1,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
         accelerate=True,
@@ -139,6 +157,7 @@ class DawidSkene(CrowdModel):
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
         self.accelerate = accelerate
@@ -179,17 +198,35 @@ class DawidSkene(CrowdModel):
             stats = self._init_stats(data, seed)
         return self._global_update(data, None, stats)
 
+    def _new_rater_params(self, data, params):
+        """A rater not seen before starts at the prior's mode: its
+        pseudo-counts, normalised (uniform rows without any)."""
+        counts = np.broadcast_to(self._pseudo_counts(data.n_classes),
+                                 params["confusion"].shape)
+        totals = counts.sum(axis=2, keepdims=True)
+        rows = np.divide(counts, totals, out=np.full(counts.shape, 1.0 / data.n_classes),
+                         where=totals > 0)
+        return dict(params, confusion=rows)
+
     def _init_stats(self, data, seed):
         """Confusion and class counts of the starting item posteriors: the
-        vote shares, or random ones from ``seed``."""
-        if seed is None:
+        vote shares, or random ones from ``seed``.
+
+        With gold, the majority start is a qualification test instead: the
+        known items alone (every rater's answers on them, the prior
+        elsewhere).  A majority start would let a crowd that mostly gets a
+        class wrong outvote the gold, and EM would stay in that mode.
+        """
+        if seed is None and has_gold(data):
+            posterior = np.zeros((data.n_items, data.n_classes))
+        elif seed is None:
             posterior = np.empty((data.n_items, data.n_classes))
             vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, posterior)
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
             posterior = item_dirichlet(item_ids_of(data), seed, data.n_classes)
-        return self._stats(data, posterior)
+        return self._stats(data, apply_evidence(posterior, data))
 
     def _stats(self, data, posterior):
         counts = np.empty((data.n_raters, data.n_classes, data.n_classes))
@@ -211,6 +248,7 @@ class DawidSkene(CrowdModel):
             data.item_ptr,
             data.cell,
             np.log(params["class_prior"]),
+            data.evidence,
             np.ascontiguousarray(log_likelihood),
             chunk_ptr,
             posterior,

@@ -4,21 +4,25 @@ by MAP-EM with Newton steps (multi-class form, DESIGN §6.3)."""
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, roots_hermite
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, numba_threads
+from ._base import CrowdModel, has_gold, numba_threads
 from ._dask import DaskRatingData
 from ._kernels import _glad as kernels
 
 __all__ = ["GLAD"]
 
-#: Newton steps per item and local step: during fit, warm-started from the
-#: previous b_i (the outer loop finishes the job); from a cold start (new
-#: items), until the step is below the tolerance.
+#: Newton steps per item and local step from the previous b_i during fit
+#: (the warm candidate, which keeps the objective monotone; the outer loop
+#: finishes the job).
 _ITEM_FIT_STEPS = 1
-_ITEM_MAX_STEPS = 100
 _ITEM_STEP_TOL = 1e-9
+#: The global search over b_i that every local step (fit and predict) runs:
+#: grid points at the prior mean ± this many prior standard deviations ...
+_SEARCH_REACH = 6.0
+#: ... this many, spaced 0.75 standard deviations apart.
+_SEARCH_POINTS = 17
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 
 
@@ -60,7 +64,9 @@ class GLAD(CrowdModel):
         Mean of the Gaussian prior on every item's log inverse difficulty
         b_i = log β_i.
     b_prior_std : float, default=1.0
-        Its standard deviation.
+        Its standard deviation, at most 100.  :meth:`score_samples`
+        integrates over this prior with ``n_quadrature`` Gauss–Hermite
+        nodes, which for a wide prior need to be many (see the user guide).
     class_prior : {"uniform", "learn"} or array-like of shape (n_classes,), \
             default="uniform"
         The class prevalence π: held uniform (as in Whitehill et al.'s code
@@ -92,6 +98,11 @@ class GLAD(CrowdModel):
     n_init : int, default=1
         Restarts; the one with the highest log posterior is kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters, matched by rater id (raters not seen before start from
+        the prior), as one run (``n_init`` is ignored).  See
+        :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Numba threads for the kernels (restored afterwards); results do not
@@ -148,6 +159,12 @@ class GLAD(CrowdModel):
     """
 
     _supports_dask = True
+    _rater_params = ("alpha",)
+    _shared_params = ("class_prior",)
+    #: stepwise EM blends a quadratic model of each rater's Q (its
+    #: curvature and its slope at α = 0) and b's sum (for the ridge step)
+    _online_stats = ("alpha_hessian", "alpha_linear", "class_counts", "log_beta_dev_sum")
+    _online_rater_stats = ("alpha_hessian", "alpha_linear")
     #: Per-item warm starts that stay on the Dask workers between iterations.
     _dask_item_state = ("log_beta",)
     #: Stats combined across partitions by their maximum, not their sum.
@@ -158,7 +175,9 @@ class GLAD(CrowdModel):
         "alpha_prior_mean": [Interval(Real, None, None, closed="neither")],
         "alpha_prior_std": [Interval(Real, 0, None, closed="neither")],
         "b_prior_mean": [Interval(Real, None, None, closed="neither")],
-        "b_prior_std": [Interval(Real, 0, None, closed="neither")],
+        # Wider than this, β = exp(b) spans e^±600 within 6 prior standard
+        # deviations: b is not identified and exp(-b) overflows (issue 11, bug 3).
+        "b_prior_std": [Interval(Real, 0, 100, closed="right")],
         "prior_class": [Interval(Real, 0, None, closed="left")],
         "class_prior": [StrOptions({"uniform", "learn"}), "array-like"],
         "init": [StrOptions({"majority", "random"})],
@@ -182,6 +201,7 @@ class GLAD(CrowdModel):
         tol=1e-6,
         n_init=1,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
         accelerate=True,
@@ -200,6 +220,7 @@ class GLAD(CrowdModel):
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
         self.accelerate = accelerate
@@ -228,6 +249,8 @@ class GLAD(CrowdModel):
         K = data.n_classes
         if restart == 0 and self.init == "majority":
             alpha = np.ones(data.n_raters)
+            if has_gold(data):
+                alpha = self._qualification(data)
             if isinstance(data, DaskRatingData):
                 n = data.n_partitions
                 counts = data.map_sum(_label_counts, [K] * n)["counts"]
@@ -244,6 +267,36 @@ class GLAD(CrowdModel):
             params["log_beta"] = np.full(data.n_items, float(self.b_prior_mean))
         return params
 
+    def _new_rater_params(self, data, params):
+        """A rater not seen before starts at the prior mean ability."""
+        return dict(params, alpha=np.full(data.n_raters, float(self.alpha_prior_mean)))
+
+    def _warm_params(self, data, rng, start):
+        # The items' b from scratch, Newton to convergence at the earlier
+        # abilities (not one step from the prior mean): a warm refit then
+        # starts where the earlier fit ended.
+        params = super()._warm_params(data, rng, start)
+        params.pop("log_beta", None)
+        return params
+
+    def _qualification(self, data):
+        """Starting abilities from the known items (gold): rater j's share of
+        correct answers on them a_j gives σ(α_j β) = a_j at the prior
+        β = exp(b_prior_mean).  The share has two pseudo-answers at the prior
+        mean ability's accuracy, so one wrong answer on one gold item does
+        not start a rater as adversarial; without gold ratings, the prior
+        mean.  A crowd that mostly gets a class wrong then cannot outvote
+        the gold at the start (EM would stay in that mode)."""
+        gold = data.gold[data.item]
+        on_gold = gold >= 0
+        n = np.bincount(data.rater[on_gold], minlength=data.n_raters)
+        right = np.bincount(data.rater[on_gold], weights=data.label[on_gold] == gold[on_gold],
+                            minlength=data.n_raters)
+        beta = np.exp(float(self.b_prior_mean))
+        prior_share = expit(float(self.alpha_prior_mean) * beta)
+        share = (right + 2.0 * prior_share) / (n + 2.0)
+        return np.log(share / (1.0 - share)) / beta
+
     def _dask_local_params(self, data, params, state):
         """A partition's local-step parameters: its items' b warm start, kept
         on the worker and moved by the last global update's ridge shift (a
@@ -255,16 +308,25 @@ class GLAD(CrowdModel):
         return dict(params, log_beta=log_beta)
 
     def _items(self, data, params, rater_stats=None):
-        """Item pass: MAP b_i given α and π (warm-started from
-        ``params["log_beta"]`` when it has one entry per item, else from the
-        prior mean), the posterior over z_i and the log marginal."""
+        """Item pass: MAP b_i given α and π, the posterior over z_i and the
+        log marginal.
+
+        b_i is found by a global search on a grid over its prior, then
+        Newton (the same in fit and predict, so that ``fit_predict`` equals
+        ``fit().predict``); during fit, ``params["log_beta"]`` (one entry per
+        item) adds a warm-started candidate, kept only where it is strictly
+        better, so that the objective never decreases.
+        """
         start = params.get("log_beta")
         if start is not None and len(start) == data.n_items:
             log_beta = np.array(start, dtype=np.float64)
             max_steps = _ITEM_FIT_STEPS
         else:
             log_beta = np.full(data.n_items, float(self.b_prior_mean))
-            max_steps = _ITEM_MAX_STEPS
+            max_steps = 0
+        half = (_SEARCH_POINTS - 1) // 2
+        grid = (float(self.b_prior_mean) + float(self.b_prior_std) * _SEARCH_REACH / half
+                * np.arange(-half, half + 1))
         beta = np.empty(data.n_items)
         posterior = np.empty((data.n_items, data.n_classes))
         loglik = np.empty(data.n_items)
@@ -276,10 +338,12 @@ class GLAD(CrowdModel):
             data.label,
             np.ascontiguousarray(params["alpha"], dtype=np.float64),
             log_prior,
+            data.evidence,
             float(self.b_prior_mean),
             1.0 / float(self.b_prior_std) ** 2,
             max_steps,
             _ITEM_STEP_TOL,
+            grid,
             log_beta,
             beta,
             posterior,
@@ -349,6 +413,26 @@ class GLAD(CrowdModel):
         if "log_beta" in stats:  # in memory; on Dask the workers apply the shift
             new["log_beta"] = stats["log_beta"] - shift if shift != 0.0 else stats["log_beta"]
         return new
+
+    def _online_batch_stats(self, data, params, stats):
+        # Q_j(α) of the batch, to second order about the batch's α_b:
+        # G (α - α_b) + H (α - α_b)²/2, i.e. slope G - H α_b at α = 0.  The
+        # blend of these quadratics is the running surrogate of Q_j.
+        return dict(stats, alpha_linear=stats["alpha_gradient"]
+                    - stats["alpha_hessian"] * params["alpha"])
+
+    def _online_update(self, data, params, stats, n_seen):
+        """α_j maximising the blended quadratic Q_j plus its Gaussian prior
+        (closed form), the ridge step, π from the blended class counts."""
+        precision = 1.0 / float(self.alpha_prior_std) ** 2
+        alpha = ((stats["alpha_linear"] + precision * float(self.alpha_prior_mean))
+                 / (precision - stats["alpha_hessian"]))
+        alpha, _ = self._rescale(alpha, float(stats["log_beta_dev_sum"]), n_seen)
+        prior = self._fixed_prior(data.n_classes)
+        if prior is None:
+            prior = stats["class_counts"] + self.prior_class
+            prior = prior / prior.sum()
+        return {"alpha": alpha, "class_prior": prior}
 
     def _params_to_vector(self, params):
         """α as it is and, when π is learned, log π (softmax coordinates).
@@ -457,7 +541,11 @@ class GLAD(CrowdModel):
     def _quadrature(self, data):
         """Per item: log marginal likelihood with b_i integrated over its
         prior, and the posterior weight of each quadrature node."""
-        x, w = np.polynomial.hermite.hermgauss(self.n_quadrature)
+        # scipy's rule stays accurate for any number of nodes (numpy's
+        # hermgauss returns NaN weights from ~400 nodes: issue 11, bug 3);
+        # the far nodes whose weights underflow to 0 are left out.
+        x, w = roots_hermite(self.n_quadrature)
+        x, w = x[w > 0], w[w > 0]
         nodes = self.b_prior_mean + np.sqrt(2.0) * self.b_prior_std * x
         log_weights = np.log(w) - 0.5 * np.log(np.pi)
         loglik = np.empty(data.n_items)

@@ -209,6 +209,11 @@ class IRT3PL(CrowdModel):
         Restarts; after the two starts above, further restarts perturb the
         prior means at random.  The highest marginal log posterior is kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters, matched by rater id (raters not seen before start as in
+        a cold fit), as one run (``n_init`` is ignored).  See
+        :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Numba threads; results do not depend on it.
@@ -263,6 +268,8 @@ class IRT3PL(CrowdModel):
 
     _min_classes = 2
     _supports_dask = True
+    _rater_params = ("alpha_sens", "alpha_spec")
+    _shared_params = ("prior", "hyper")
 
     def __init__(
         self,
@@ -281,6 +288,7 @@ class IRT3PL(CrowdModel):
         tol=1e-6,
         n_init=2,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
         accelerate=True,
@@ -299,6 +307,7 @@ class IRT3PL(CrowdModel):
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
         self.accelerate = accelerate
@@ -440,9 +449,17 @@ class IRT3PL(CrowdModel):
         grid = self._grid()
         b, d, log_guess, log_noguess = self._node_values(grid, params["hyper"])
         M = len(b)
-        table = np.empty((data.n_raters, 2, 2 * M))
+        J = data.n_raters
+        # Known items carry one more rating, by a perfect "gold rater" J
+        # (see _patterns): 0 for its label's class, -inf for the other, the
+        # per-item evidence of the gold clamp as a table row.
+        gold_rows = int(data.gold is not None)
+        table = np.empty((J + gold_rows, 2, 2 * M))
         kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
-                                                  b, d, log_guess, log_noguess, table)
+                                                  b, d, log_guess, log_noguess, table[:J])
+        if gold_rows:
+            table[J] = -np.inf
+            table[J, 0, :M] = table[J, 1, M:] = 0.0
         log_class = self._log_class_prior(params["prior"])
         log_prior = np.concatenate([log_class[0] + grid[1], log_class[1] + grid[1]])
         P = pat["n_patterns"]
@@ -450,7 +467,7 @@ class IRT3PL(CrowdModel):
         chunk_ptr = np.linspace(0, P, n_chunks + 1).round().astype(np.int64)
         lam = np.exp(log_guess)
         node_values = np.ascontiguousarray(np.stack([b, d, lam]))
-        counts = np.empty((n_chunks, data.n_raters, 2, 2 * M))
+        counts = np.empty((n_chunks, J + gold_rows, 2, 2 * M))
         proba1 = np.empty(P)
         effects = np.empty((P, 3))
         loglik = np.empty(P)
@@ -477,7 +494,7 @@ class IRT3PL(CrowdModel):
             "guessing": effects[of, 2],
         }
         stats = {
-            "expected_counts": counts.sum(axis=0),
+            "expected_counts": counts.sum(axis=0)[:J],
             "positive": float(pat["count"] @ proba1),
             "loglik_total": float(pat["count"] @ loglik),
         }
@@ -797,7 +814,12 @@ class IRT3PL(CrowdModel):
         # tests/test_irt.py checks the same properties on binary ratings.
         reason = ("the check feeds multi-class (or single-class) ratings; IRT3PL is "
                   "binary only (the binary version is in tests/test_irt.py)")
-        return {name: reason for name in BINARY_ONLY_CHECKS}
+        failed = {name: reason for name in BINARY_ONLY_CHECKS}
+        for name in ("check_fit_score_takes_y", "check_dtype_object"):
+            failed[name] = (
+                "the check's y (read as gold labels) has 3 or 4 values; IRT3PL's gold, like its "
+                "ratings, must be binary: a ValueError (tests/test_gold.py fits binary gold)")
+        return failed
 
 
 BINARY_ONLY_CHECKS = (
@@ -863,10 +885,18 @@ def _patterns(data):
     cached = data.__dict__.get("_irt_patterns")
     if cached is not None:
         return cached
-    code = data.rater.astype(np.int64) * 2 + data.label
-    order = np.lexsort((code, data.item))
+    item, rater, label, ptr = data.item, data.rater, data.label, data.item_ptr
+    if data.gold is not None:
+        # A known item's label is one more rating, by rater n_raters (a
+        # perfect rater: IRT3PL._local_step gives it its table row).
+        known = np.flatnonzero(data.gold >= 0)
+        item = np.concatenate([item, known.astype(item.dtype)])
+        rater = np.concatenate([rater, np.full(len(known), data.n_raters, rater.dtype)])
+        label = np.concatenate([label, data.gold[known]])
+        ptr = ptr + np.concatenate([[0], np.cumsum(data.gold >= 0)])
+    code = rater.astype(np.int64) * 2 + label
+    order = np.lexsort((code, item))
     code = code[order]
-    ptr = data.item_ptr
     index = {}
     of_item = np.empty(data.n_items, dtype=np.int64)
     first = []

@@ -9,8 +9,8 @@ import numpy as np
 from scipy.special import digamma
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import (CrowdModel, draw_categorical, item_chunks, item_dirichlet, item_ids_of,
-                    numba_threads)
+from ._base import (CrowdModel, apply_evidence, draw_categorical, has_gold, item_chunks,
+                    item_dirichlet, item_ids_of, numba_threads)
 from ._dask import DaskRatingData
 from ._kernels import _mace as kernels
 from ._kernels._common import vote_counts
@@ -135,6 +135,12 @@ default="uniform"
     """
 
     _supports_dask = True
+    #: stepwise EM blends the expected knowing counts, the ratings per
+    #: (rater, label) cell (both flat, rater-major) and the class counts
+    _rater_params = ("log_know", "log_spam", "log_strategy")
+    _shared_params = ("log_prior",)
+    _online_stats = ("know", "count", "class_counts")
+    _online_rater_stats = ("know", "count")
 
     _parameter_constraints: dict = {
         **CrowdModel._parameter_constraints,
@@ -227,13 +233,17 @@ default="uniform"
         every rater at θ = 1/2 with uniform ξ, so a rating whose label has
         posterior q knew the answer with probability q · K / (K + 1)."""
         K = data.n_classes
-        if seed is None:
+        if seed is None and has_gold(data):
+            # with gold, start from the known items alone (see DawidSkene)
+            posterior = np.zeros((data.n_items, K))
+        elif seed is None:
             posterior = np.empty((data.n_items, K))
             vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, K, posterior)
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
             posterior = item_dirichlet(item_ids_of(data), seed, K)
+        posterior = apply_evidence(posterior, data)
         n_cells = data.n_raters * K
         share = posterior[data.item, data.label] * (K / (K + 1.0))
         return {
@@ -243,6 +253,27 @@ default="uniform"
             "count": np.bincount(data.cell, minlength=n_cells).astype(np.float64),
             "class_counts": posterior.sum(axis=0),
         }
+
+    def _start_state(self, init_params):
+        if init_params is not None:
+            raise ValueError("MACE does not take init_params (no warm start yet).")
+        return None
+
+    def _warm_params(self, data, rng, start):
+        # partial_fit: the earlier θ, ξ, π; the kernel tables from them
+        params = super()._warm_params(data, rng, start)
+        for name in ("off", "gain", "know_share"):
+            params.pop(name, None)
+        return params
+
+    def _online_batch_stats(self, data, params, stats):
+        # the ratings per cell are a statistic of the batch too
+        count = np.bincount(data.cell, minlength=data.n_raters * data.n_classes)
+        return dict(stats, count=count.astype(np.float64))
+
+    def _online_update(self, data, params, stats, n_seen):
+        # closed form from the blended counts (θ, ξ, π: the batch M-step)
+        return self._global_update(data, None, stats)
 
     def _cell_tables(self, params):
         """The kernel's per (rater, label) tables ``off``, ``gain`` and
@@ -266,7 +297,7 @@ default="uniform"
         else:
             tables = self._cell_tables(params)
         kernels.e_step.pick(data.n_ratings)(
-            data.item_ptr, data.label, data.cell, params["log_prior"], *tables,
+            data.item_ptr, data.label, data.cell, params["log_prior"], data.evidence, *tables,
             chunk_ptr, posterior, loglik, partial_know, partial_class,
         )
         items = {"proba": posterior, "loglik": loglik}

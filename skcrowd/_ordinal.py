@@ -142,6 +142,11 @@ class OrdinalMixture(CrowdModel):
     n_init : int, default=10
         Restarts; the one with the highest F is kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters, matched by rater id (raters not seen before start as in
+        a cold fit), as one run (``n_init`` is ignored).  See
+        :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Threads: with several restarts they run in parallel threads (one
@@ -214,6 +219,10 @@ class OrdinalMixture(CrowdModel):
     _supports_dask = True
     _predicts_mean = True
 
+    _rater_params = ("tau_shape", "tau_rate", "eps", "eps_c")
+    #: (q(δ) too: shared by every item without difficulty categories)
+    _shared_params = ("alpha", "beta", "delta_shape", "delta_rate")
+
     _parameter_constraints: dict = {
         **CrowdModel._parameter_constraints,
         "difficulty": [StrOptions({"item", "group"}), None],
@@ -247,6 +256,7 @@ class OrdinalMixture(CrowdModel):
         tol=0.1,
         n_init=10,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
         accelerate=False,
@@ -267,21 +277,23 @@ class OrdinalMixture(CrowdModel):
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
         self.accelerate = accelerate
 
     # -- public API with groups ------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, groups=None):
+    def fit(self, X, y=None, groups=None, init_params=None):
         """Fit the model to the ratings ``X``.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_items, n_raters), or Ratings
             Numeric ratings; NaN means not rated.
-        y : None
-            Ignored.
+        y : array-like of shape (n_items,), mapping or pandas Series, default=None
+            Known values of some items (gold), missing where unknown: q(z_m)
+            of a known item is fixed at its value (see :ref:`gold`).
         groups : array-like of shape (n_items,) or pandas Series, default=None
             The category of each item (e.g. its query), for
             ``difficulty="group"``; ignored otherwise.  In the row order of
@@ -291,18 +303,22 @@ class OrdinalMixture(CrowdModel):
             so ``GridSearchCV(..., cv=GroupKFold()).fit(X, groups=q)`` works.
             For a dask DataFrame of ratings: the name of its column holding
             each rating's group (default ``"group"``).
+        init_params : OrdinalMixture, default=None
+            A fitted model whose rater factors (matched by rater id) the fit
+            starts from (see :ref:`warm-start`).
 
         Returns
         -------
         self : object
         """
-        self._fit(X, groups=groups)
+        self._fit(X, y, init_params=init_params, groups=groups)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_predict(self, X, y=None, groups=None):
-        """Fit, then return the posterior mean z̄ of each training item."""
-        return self._fit_predict(X, groups=groups)
+    def fit_predict(self, X, y=None, groups=None, init_params=None):
+        """Fit, then return the posterior mean z̄ of each training item (the
+        known value for an item given in ``y``)."""
+        return self._fit_predict(X, y, init_params=init_params, groups=groups)
 
     def predict(self, X, groups=None):
         """Posterior mean E[z_m] of each item, on the label scale (float).
@@ -619,6 +635,29 @@ class OrdinalMixture(CrowdModel):
             start["delta_rate"] = np.full(data.n_items, float(self.difficulty_rate))
         return start
 
+    def _warm_params(self, problem, rng, start):
+        # The items' factors to convergence at the earlier rater factors, so
+        # that a warm refit starts where the earlier fit ended.
+        params = super()._warm_params(problem, rng, start)
+        if self.difficulty is not None:  # per item or group: not carried over
+            cold = self._init_params(problem, rng, 0)
+            params["delta_shape"], params["delta_rate"] = cold["delta_shape"], cold["delta_rate"]
+        last = start["items"]
+        ids = getattr(problem.data, "item_ids", None)
+        if (last is not None and ids is not None and len(ids) == len(last["ids"])
+                and np.all(ids == last["ids"])):
+            # The same items: their factors where the earlier fit left them
+            # (per item, coordinate ascent from the item means can end in
+            # another local optimum than the fit's joint path did).
+            params.update({k: v for k, v in last.items() if k != "ids"})
+        else:
+            items = self._sweep(problem, params, _MAX_LOCAL_SWEEPS, _LOCAL_TOL * problem.step)
+            params["mu"], params["lam"] = items["mu"], items["lam"]
+            if self.difficulty == "item":
+                params["delta_shape"] = items["delta_shape"]
+                params["delta_rate"] = items["delta_rate"]
+        return params
+
     def _sweep(self, problem, params, max_sweeps, tol):
         """Run the per-item kernel; returns the new local state."""
         data = problem.data
@@ -631,9 +670,13 @@ class OrdinalMixture(CrowdModel):
                 np.log(tau_mean), np.log(params["eps"]), np.log(params["eps_c"]),
             ])
         item_delta = self.difficulty == "item"
-        items = np.empty((data.n_items, 5))
+        items = np.empty((data.n_items, 6))
         items[:, kernels.ITEM_MU] = params["mu"]
         items[:, kernels.ITEM_LAM] = params["lam"]
+        items[:, kernels.ITEM_KNOWN] = np.nan
+        if data.gold is not None:  # the gold clamp: q(z_m) fixed at the known value
+            known = data.gold >= 0
+            items[known, kernels.ITEM_KNOWN] = problem.value[data.gold[known]]
         if item_delta:
             items[:, kernels.ITEM_DELTA_SHAPE] = params["delta_shape"]
             items[:, kernels.ITEM_DELTA_RATE] = params["delta_rate"]
@@ -771,6 +814,12 @@ class OrdinalMixture(CrowdModel):
             self._store_dask(problem, dict(params, parallel=True), params["restart"])
             return None
         self._store(problem, dict(params, parallel=True))
+        # the items' factors where the fit left them, for a warm start on the
+        # same items (see _warm_params)
+        keep = ("mu", "lam") + (("delta_shape", "delta_rate")
+                                if self.difficulty == "item" else ())
+        self._last_items = {"ids": getattr(problem.data, "item_ids", None),
+                            **{k: params[k] for k in keep}}
         items = self._infer(problem, self._fitted_params())
         self.item_mean_ = items["mu"]
         self.item_std_ = 1.0 / np.sqrt(items["lam"])
@@ -903,15 +952,16 @@ class OrdinalMixture(CrowdModel):
     def _bin_mass(self, mu, lam):
         """Mass of N(mu, 1/lam) in each bin, the outer bins open-ended."""
         inner = self.thresholds_[1:-1]
-        sd = 1.0 / np.sqrt(lam)
-        t = (inner[None, :] - mu[:, None]) / sd[:, None]
+        # λ = ∞ (a known item): t = ±∞, all mass in the value's bin
+        t = (inner[None, :] - mu[:, None]) * np.sqrt(lam)[:, None]
         cdf = np.concatenate(
             [np.zeros((len(mu), 1)), np.exp(log_ndtr(t)), np.ones((len(mu), 1))], axis=1)
         # upper tails from the flipped CDF, so far bins are not 1 - 1
         upper = np.concatenate(
             [np.ones((len(mu), 1)), np.exp(log_ndtr(-t)), np.zeros((len(mu), 1))], axis=1)
-        mass = np.where(t.mean(axis=1, keepdims=True) > 0, np.diff(cdf, axis=1),
-                        -np.diff(upper, axis=1))
+        with np.errstate(invalid="ignore"):  # a known item's ±∞ average: either is exact
+            mass = np.where(t.mean(axis=1, keepdims=True) > 0, np.diff(cdf, axis=1),
+                            -np.diff(upper, axis=1))
         mass = np.clip(mass, 0.0, None)
         return mass / mass.sum(axis=1, keepdims=True)
 
@@ -932,10 +982,14 @@ class OrdinalMixture(CrowdModel):
                 delta_nodes = np.ones(1)
                 log_delta_weights = np.zeros(1)
                 item_delta_scale = np.asarray(items["delta_mean"], dtype=np.float64)
-            # open-ended outer bins: a proper distribution over the K levels
             lower = problem.lower.copy()
             upper = problem.upper.copy()
-            lower[0], upper[-1] = -np.inf, np.inf
+            if self.link == "ordinal":
+                # open-ended outer bins: a proper distribution over the K levels
+                lower[0], upper[-1] = -np.inf, np.inf
+            # The Gaussian link keeps the finite outer bins: its probability of
+            # a level is density x bin width and its spam density is π_r over
+            # the width, so an infinite width gives inf - inf (bug 1 of issue 11).
             eps = self.rater_reliability_ if self.spam else np.ones(self.n_features_in_)
             loglik = np.empty(data.n_items)
             kernels.item_loglik(

@@ -9,6 +9,7 @@ index, int32 rater codes and int32 label codes.  Kernels see only that.
 """
 
 import sys
+from collections.abc import Mapping
 import warnings
 from datetime import date, datetime, timedelta
 from functools import cached_property
@@ -454,6 +455,8 @@ class RatingData:
         self.n_items = len(item_ptr) - 1
         self.n_raters = int(n_raters)
         self.n_classes = int(n_classes)
+        #: known true class code of each item (-1: unknown), or None
+        self.gold = None
         self.item_ids = item_ids
         self.item_name = item_name
         self.form = form
@@ -488,6 +491,90 @@ class RatingData:
     @cached_property
     def ratings_per_item(self):
         return np.diff(self.item_ptr)
+
+    @property
+    def evidence(self):
+        """The gold clamp as a per-item log class prior offset, the one
+        mechanism every local step adds to log π: 0 for an unknown item,
+        0 at the known class and -inf elsewhere for a known one, so the
+        posterior of a known item is exactly its class and its log
+        marginal the log joint log p(ratings, z = known).  Shape
+        ``(n_items, n_classes)``; ``(0, n_classes)`` without gold, which
+        the kernels read as "no offsets"."""
+        if self.gold is None:
+            return np.zeros((0, self.n_classes))
+        cached = self.__dict__.get("_evidence")
+        if cached is None or cached[0] is not self.gold:
+            offsets = np.zeros((self.n_items, self.n_classes))
+            known = self.gold >= 0
+            offsets[known] = -np.inf
+            offsets[np.flatnonzero(known), self.gold[known]] = 0.0
+            cached = self.__dict__["_evidence"] = (self.gold, offsets)
+        return cached[1]
+
+
+def _missing_any(values):
+    """Missing entries of a 1-D array of anything: None, NaN, ``pd.NA``,
+    ``pd.NaT`` (pandas' own test when pandas is loaded, since only then can
+    its missing markers occur)."""
+    if "pandas" in sys.modules:
+        return np.asarray(sys.modules["pandas"].isna(values), dtype=bool)
+    return _is_missing(values)
+
+
+def gold_per_item(y, item_ids):
+    """The known true labels ``y`` of a fit, as (item positions, labels).
+
+    ``y`` is either one entry per item in row order (array-like; missing
+    entries - None, NaN, ``pd.NA`` - are the unknown items) or a mapping /
+    pandas Series keyed by item id (items absent from it are unknown).  A
+    key that is not an item of ``X`` is an error: it is almost always an id
+    of another type (``1`` vs ``"1"``), and silently dropping it would fit
+    without the gold the user meant to give.
+    """
+    item_ids = np.asarray(item_ids)
+    if isinstance(y, Mapping) or hasattr(y, "index") and hasattr(y, "to_numpy"):
+        if isinstance(y, Mapping):
+            keys, values = list(y.keys()), list(y.values())
+        else:
+            if getattr(y, "ndim", 1) != 1:
+                raise ValueError("y must be one-dimensional: one known label per item.")
+            keys, values = list(y.index), list(y.to_numpy(dtype=object))
+        keys = np.asarray(keys)
+        values = np.asarray(values, dtype=object)
+        if len(keys) == 0:
+            return np.zeros(0, dtype=np.int64), values
+        try:
+            order = np.argsort(item_ids, kind="stable")
+            pos = np.minimum(np.searchsorted(item_ids[order], keys), max(len(item_ids) - 1, 0))
+            found = item_ids[order][pos] == keys
+        except TypeError:
+            raise ValueError("The item ids of y are not comparable with those of X.") from None
+        if not np.all(found):
+            raise ValueError(
+                f"y has a label for item {show(keys[np.argmin(found)])}, which is not "
+                "an item of X."
+            )
+        positions = order[pos].astype(np.int64)
+        if len(np.unique(positions)) != len(positions):
+            raise ValueError("y gives more than one label for an item.")
+    else:
+        values = np.asarray(y)  # through __array__ for array-likes
+        values = values.astype(object) if values.dtype.kind != "O" else values
+        if values.ndim != 1:
+            raise ValueError(
+                f"y must be one-dimensional (one known label per item); got shape "
+                f"{values.shape}."
+            )
+        if len(values) != len(item_ids):
+            raise ValueError(
+                f"y has {len(values)} entries but X has {len(item_ids)} items; give one "
+                "entry per item (missing where unknown) or a mapping keyed by item id."
+            )
+        positions = np.arange(len(values), dtype=np.int64)
+    known = ~_missing_any(values)
+    labels = _as_label_array(values[known]) if np.any(known) else values[known]
+    return positions[known], labels
 
 
 def encode_labels(labels, classes):

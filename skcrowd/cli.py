@@ -15,6 +15,8 @@ the item's value), then ``p_<class>`` for every class.
 
 import argparse
 import csv
+import io
+import os
 import sys
 import warnings
 from time import perf_counter
@@ -50,17 +52,44 @@ def _log(message):
 
 
 def _read_ratings(path, item, rater, label):
-    with open(path, newline="") as f:
+    """The ratings of a long-form CSV file (``-``: standard input), read as
+    UTF-8 with or without a byte-order mark (Excel's "CSV UTF-8")."""
+    if path == "-":
+        stdin = getattr(sys.stdin, "buffer", None)
+        f = (io.TextIOWrapper(stdin, encoding="utf-8-sig", newline="") if stdin is not None
+             else sys.stdin)
+    else:
+        f = open(path, encoding="utf-8-sig", newline="")
+    name = "standard input" if path == "-" else path
+    try:
         reader = csv.DictReader(f)
         missing = [c for c in (item, rater, label) if c not in (reader.fieldnames or [])]
         if missing:
             raise SystemExit(
-                f"skcrowd: {path} has no column(s) {missing}; it has {reader.fieldnames}. "
+                f"skcrowd: {name} has no column(s) {missing}; it has {reader.fieldnames}. "
                 "Name them with --item/--rater/--label."
             )
-        rows = [(r[item], r[rater], r[label]) for r in reader if r[label] != ""]
+        rows = []
+        for r in reader:
+            fields = (r[item], r[rater], r[label])
+            if None in fields:
+                given = sum(v is not None for k, v in r.items() if k is not None)
+                raise ValueError(
+                    f"{name}, line {reader.line_num}: the row has {given} field(s), "
+                    f"fewer than the header's {len(reader.fieldnames)}."
+                )
+            if fields[2] != "":
+                rows.append(fields)
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{name} is not UTF-8 text (byte {error.object[error.start]:#04x} at "
+            f"position {error.start}); save it as UTF-8 CSV."
+        ) from None
+    finally:
+        if f is not sys.stdin:
+            f.detach() if path == "-" else f.close()
     if not rows:
-        raise SystemExit(f"skcrowd: {path} has no ratings.")
+        raise SystemExit(f"skcrowd: {name} has no ratings.")
     items, raters, labels = (np.array(c) for c in zip(*rows))
     return Ratings(items, raters, _typed(labels))
 
@@ -95,14 +124,39 @@ def _model(args):
     return model.set_params(**given)
 
 
+def _read_gold(path, ratings):
+    """``--gold FILE``: known labels (columns item, label) keyed by item id;
+    items without ratings are reported and left out."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            if not {"item", "label"} <= set(reader.fieldnames or []):
+                raise SystemExit(f"skcrowd: gold file {path} needs columns item,label; it "
+                                 f"has {reader.fieldnames}.")
+            rows = [(r["item"], r["label"]) for r in reader if r["label"] != ""]
+    except OSError as error:
+        raise SystemExit(f"skcrowd: cannot read gold file {path}: {error.strerror}.") from None
+    rated = set(ratings.item_ids.tolist())
+    kept = [(i, lab) for i, lab in rows if i in rated]
+    if len(kept) < len(rows):
+        _log(f"{len(rows) - len(kept)} gold items have no ratings in {path}; left out")
+    if not kept:
+        return None
+    items, labels = (np.array(c) for c in zip(*kept))
+    return dict(zip(items.tolist(), _typed(labels).tolist()))
+
+
 def _fit(args):
     ratings = _read_ratings(args.ratings, args.item, args.rater, args.label)
     _log(f"read {ratings.n_ratings} ratings of {ratings.shape[0]} items by "
          f"{ratings.shape[1]} raters from {args.ratings}")
+    gold = _read_gold(args.gold, ratings) if getattr(args, "gold", None) else None
     model = _model(args)
     start = perf_counter()
-    model.fit(ratings)
-    _log(f"fitted {type(model).__name__} in {perf_counter() - start:.2f}s")
+    model.fit(ratings, gold)  # a ValueError is main's one-line user error
+    _log(f"fitted {type(model).__name__} in {perf_counter() - start:.2f}s"
+         + (f" with {len(gold)} gold items" if gold else ""))
+    args.known = gold or {}
     return ratings, model
 
 
@@ -151,6 +205,14 @@ def cmd_aggregate(args):
     ratings, model = _fit(args)
     labels = model.predict(ratings)
     proba = model.predict_proba(ratings)
+    if args.known:  # gold items keep their known labels (as fit_predict)
+        position = {item: i for i, item in enumerate(ratings.item_ids.tolist())}
+        rows_known = np.array([position[i] for i in args.known])
+        codes = np.searchsorted(model.classes_, np.array(list(args.known.values())))
+        labels = np.array(labels, dtype=object)
+        labels[rows_known] = model.classes_[codes]
+        proba[rows_known] = 0.0
+        proba[rows_known, codes] = 1.0
     name, values = _uncertainty(model, ratings, proba)
     columns = {"item": ratings.item_ids, "label": labels, name: values}
     columns.update({f"p_{c}": proba[:, k] for k, c in enumerate(model.classes_)})
@@ -281,6 +343,9 @@ def build_parser():
         p.add_argument("--classes", default=None,
                        help="the scale, comma-separated (e.g. 1,2,3,4,5), for levels "
                             "nobody used")
+        if name == "aggregate":
+            p.add_argument("--gold", metavar="FILE",
+                           help="CSV of known labels (columns item,label): clamped in the fit")
         p.set_defaults(func=func)
     p = sub.add_parser("demo", help="compare the models on shipped data sets")
     p.add_argument("--sets", default=",".join(DEMO_SETS),
@@ -290,8 +355,24 @@ def build_parser():
 
 
 def main(argv=None):
+    """Run the command line; a user error (unreadable input, bad data, a
+    model that does not fit the labels) prints one line on stderr naming
+    the problem and returns 1."""
     args = build_parser().parse_args(argv)
-    args.func(args)
+    try:
+        output = getattr(args, "output", "-")
+        if output and output != "-":
+            folder = os.path.dirname(output) or "."
+            if not os.path.isdir(folder):
+                raise ValueError(f"cannot write {output}: there is no directory {folder}.")
+        args.func(args)
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        _log(f"skcrowd: error: {where}{error.strerror or error}")
+        return 1
+    except ValueError as error:
+        _log("skcrowd: error: " + " ".join(str(error).split()))
+        return 1
     return 0
 
 

@@ -1,12 +1,14 @@
-"""Metrics for real-valued (ordinal) truth: MSE, Pearson correlation and NDCG
-averaged over groups (queries), as in Lakshminarayanan & Teh (2013); and
-agreement between raters and the uncertainty of a fitted model's labels
-(Krippendorff's alpha, Fleiss' kappa, pairwise Cohen's kappa, posterior
-entropy, crowd-kit's uncertainty and consistency).
+"""Metrics against gold: accuracy on the items with known labels (and a
+scorer for model selection on held-out gold); for real-valued (ordinal)
+truth MSE, Pearson correlation and NDCG averaged over groups (queries), as in
+Lakshminarayanan & Teh (2013); and agreement between raters and the
+uncertainty of a fitted model's labels (Krippendorff's alpha, Fleiss' kappa,
+pairwise Cohen's kappa, posterior entropy, crowd-kit's uncertainty and
+consistency).
 
 The truth metrics take the gold values first and ignore the items whose gold
-is NaN (unknown), so a loader's ``gold`` can be passed as is.  The agreement
-metrics take the ratings in any form the estimators accept.
+is missing (NaN, None), so a loader's ``gold`` can be passed as is.  The
+agreement metrics take the ratings in any form the estimators accept.
 """
 
 import numpy as np
@@ -19,8 +21,11 @@ from ._agreement import (
     posterior_entropy,
     uncertainty,
 )
+from ._ratings import _as_label_array, _missing_any
 
 __all__ = [
+    "gold_accuracy",
+    "gold_accuracy_scorer",
     "mean_squared_error",
     "correlation",
     "ndcg",
@@ -32,6 +37,66 @@ __all__ = [
     "uncertainty",
     "consistency",
 ]
+
+
+def gold_accuracy(y_true, y_pred):
+    """Share of the items with known gold whose predicted label equals it.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_items,)
+        Gold labels (numbers or strings); missing (NaN, None, ``pd.NA``) =
+        unknown, ignored.
+    y_pred : array-like of shape (n_items,)
+        Predicted labels, e.g. ``model.predict(X)``.
+
+    Returns
+    -------
+    accuracy : float
+
+    Examples
+    --------
+    >>> from skcrowd.metrics import gold_accuracy
+    >>> gold_accuracy([0, 1, float("nan"), 1], [0, 0, 1, 1])
+    0.6666666666666666
+    """
+    y_true = np.asarray(y_true, dtype=object).ravel()
+    y_pred = np.asarray(y_pred, dtype=object).ravel()
+    if y_true.shape != y_pred.shape:
+        raise ValueError(
+            f"y_true and y_pred have different lengths: {len(y_true)} and {len(y_pred)}."
+        )
+    known = ~_missing_any(y_true)
+    if not np.any(known):
+        raise ValueError("y_true has no known (non-missing) label.")
+    truth = _as_label_array(y_true[known])
+    pred = _as_label_array(y_pred[known])
+    return float(np.mean(truth == pred))
+
+
+def gold_accuracy_scorer(estimator, X, y):
+    """Scorer: :func:`gold_accuracy` of ``estimator.predict(X)`` against ``y``.
+
+    ``score(X)`` of every skcrowd model is the held-out likelihood of the
+    ratings and ignores ``y``; pass this as ``scoring=`` to
+    :func:`~sklearn.model_selection.cross_val_score` or
+    :class:`~sklearn.model_selection.GridSearchCV` to select on held-out
+    gold instead.  Each training fold is fitted with its own gold
+    (``fit(X_train, y_train)``, clamped) and the test fold's items are
+    predicted from their ratings alone, so their gold is never seen.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.metrics import gold_accuracy_scorer
+    >>> X = np.array([[0, 0, 1], [1, 1, 1], [0, 0, 0], [1, 0, 1]] * 5)
+    >>> y = np.array([0, 1, 0, 1] * 5)
+    >>> cross_val_score(DawidSkene(), X, y, cv=2, scoring=gold_accuracy_scorer)
+    array([1., 1.])
+    """
+    return gold_accuracy(y, estimator.predict(X))
 
 
 def _known(y_true, y_pred):

@@ -122,3 +122,29 @@ def test_mace_aggregate_and_raters(rte_csv, tmp_path, capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "rater,n_ratings,accuracy,competence"  # MACE().rater_table()
     assert len(lines) == 165
+
+
+def test_aggregate_with_gold_file(rte_csv, tmp_path, capsys):
+    from skcrowd.datasets import load_rte
+
+    data = load_rte()
+    known = np.arange(0, 800, 10)
+    gold = tmp_path / "gold.csv"
+    with gold.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["item", "label"])
+        for i in known:  # the flipped label: the output must follow the gold
+            writer.writerow([data.ratings.item_ids[i], int(1 - data.gold[i])])
+        writer.writerow(["no-such-item", 1])
+    out = tmp_path / "truth.csv"
+    cli.main(["aggregate", str(rte_csv), "--gold", str(gold), "-o", str(out)])
+    assert "1 gold items have no ratings" in capsys.readouterr().err
+    rows = {r["item"]: r for r in csv.DictReader(out.open())}
+    for i in known:
+        row = rows[str(data.ratings.item_ids[i])]
+        assert int(row["label"]) == 1 - data.gold[i] and float(row["probability"]) == 1.0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,label\n" + f"{data.ratings.item_ids[0]},yes\n")
+    assert cli.main(["aggregate", str(rte_csv), "--gold", str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("skcrowd: error: ") and "different types" in err[-1]

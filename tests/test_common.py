@@ -43,9 +43,12 @@ def expected_failed_checks(estimator):
     } | getattr(estimator, "_expected_failed_checks", dict)()
 
 
+# Strict: an expected failure that starts to pass (or a check that fails in
+# a new way is listed here) shows up instead of hiding as XPASS.
 @parametrize_with_checks(
     [fast_instance(c) for c in all_estimators()],
     expected_failed_checks=expected_failed_checks,
+    xfail_strict=True,
 )
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

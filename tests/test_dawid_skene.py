@@ -7,7 +7,12 @@ import pytest
 import scipy.sparse as sp
 from sklearn.model_selection import GridSearchCV, KFold
 
+import numba
+
 from skcrowd import DawidSkene, MajorityVote
+from skcrowd._base import numba_threads
+from skcrowd._kernels import _common
+from skcrowd._kernels import _dawid_skene as ds_kernels
 from skcrowd.datasets import (
     load_bluebirds,
     load_dog,
@@ -71,11 +76,22 @@ def test_fit_predict_equals_fit_then_predict(simulated):
     np.testing.assert_array_equal(a, model.predict(R))
 
 
-def test_same_result_for_any_number_of_threads(simulated):
+def test_same_result_for_any_number_of_threads(simulated, monkeypatch):
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here: the threaded kernel cannot run")
     R = simulated.ratings[:5000]
+    # 25,000 ratings are below the parallel threshold: lower it, so that the
+    # n_jobs=2 fit really runs the threaded kernel.
+    monkeypatch.setattr(_common, "PARALLEL_MIN_RATINGS", 1)
     one = DawidSkene(n_jobs=1, max_iter=30).fit(R)
     two = DawidSkene(n_jobs=2, max_iter=30).fit(R)
-    np.testing.assert_array_equal(one.confusion_, two.confusion_)
+    with numba_threads(2):
+        assert ds_kernels.e_step.pick(R.n_ratings) is ds_kernels.e_step, (
+            "the n_jobs=2 fit must run the threaded e_step, not the serial one")
+    with numba_threads(1):
+        assert ds_kernels.e_step.pick(R.n_ratings) is ds_kernels.e_step.serial
+    np.testing.assert_array_equal(one.confusion_, two.confusion_,
+                                  err_msg="threaded and serial kernels differ")
     np.testing.assert_array_equal(one.objective_history_, two.objective_history_)
     np.testing.assert_array_equal(one.predict_proba(R), two.predict_proba(R))
 
@@ -85,7 +101,8 @@ def test_same_random_state_same_fit(simulated):
     a = DawidSkene(init="random", n_init=3, random_state=7).fit(R)
     b = DawidSkene(init="random", n_init=3, random_state=7).fit(R)
     np.testing.assert_array_equal(a.confusion_, b.confusion_)
-    c = DawidSkene(init="random", n_init=1, max_iter=2, random_state=8).fit(R)
+    # another seed alone (same n_init, max_iter) gives another fit
+    c = DawidSkene(init="random", n_init=3, random_state=8).fit(R)
     assert not np.array_equal(a.confusion_, c.confusion_)
 
 
@@ -158,3 +175,111 @@ def test_accuracy_on_gold_matches_crowdkit(name):
     labels = DawidSkene().fit_predict(data.ratings)
     accuracy = np.mean(labels[known] == data.gold[known])
     assert accuracy >= CROWDKIT_DS[name] - 0.005
+
+
+# -- the MAP updates and the objective in closed form, on a tiny example ----------------
+TINY = np.array([[0, 0, 1], [1, 1, np.nan], [0, 1, 1], [2, 2, 2], [0, np.nan, 2]])
+
+
+def _tiny_counts(X, posterior, K):
+    """counts[j, k, l] = Σ_i P(z_i = k) [rater j gave label l to item i]."""
+    counts = np.zeros((X.shape[1], K, K))
+    for i, j in zip(*np.nonzero(~np.isnan(X))):
+        counts[j, :, int(X[i, j])] += posterior[i]
+    return counts
+
+
+def _vote_shares(X, K):
+    shares = np.array([[np.sum(row == k) for k in range(K)] for row in X], dtype=float)
+    return shares / shares.sum(axis=1, keepdims=True)
+
+
+def test_map_update_full_confusion_in_closed_form():
+    """With max_iter=0 the fitted θ is one M-step from the vote shares:
+    θ_j[k, l] = (n_jkl + a_kl) / Σ_l' (n_jkl' + a_kl'), a = prior_correct on
+    the diagonal and prior_wrong off it (different values, so a swap shows)."""
+    K = 3
+    model = DawidSkene(prior_correct=2.0, prior_wrong=0.3, prior_class=1.5, max_iter=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(TINY)
+    counts = _tiny_counts(TINY, _vote_shares(TINY, K), K)
+    pseudo = np.where(np.eye(K, dtype=bool), 2.0, 0.3)
+    expected = (counts + pseudo) / (counts + pseudo).sum(axis=2, keepdims=True)
+    np.testing.assert_allclose(model.confusion_, expected, rtol=1e-9)
+    prior = _vote_shares(TINY, K).sum(axis=0) + 1.5
+    np.testing.assert_allclose(model.class_prior_, prior / prior.sum(), rtol=1e-9)
+    # by hand, rater 2 and true class 2: label 2 on item 3 (share 1) and item 4
+    # (share 1/2), so counts (0, 0, 1.5) -> (0.3, 0.3, 3.5) / 4.1
+    np.testing.assert_allclose(model.confusion_[2, 2], [0.3 / 4.1, 0.3 / 4.1, 3.5 / 4.1])
+
+
+def test_map_update_one_coin_in_closed_form():
+    """accuracy_j = (Σ_k n_jkk + prior_correct) / (n_j + prior_correct +
+    prior_wrong); every error (1 - accuracy_j) / (K - 1)."""
+    K = 3
+    model = DawidSkene(confusion="one_coin", prior_correct=2.0, prior_wrong=0.3, max_iter=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(TINY)
+    counts = _tiny_counts(TINY, _vote_shares(TINY, K), K)
+    right = np.trace(counts, axis1=1, axis2=2)
+    accuracy = (right + 2.0) / (counts.sum(axis=(1, 2)) + 2.3)
+    for j in range(TINY.shape[1]):
+        expected = np.full((K, K), (1 - accuracy[j]) / (K - 1))
+        np.fill_diagonal(expected, accuracy[j])
+        np.testing.assert_allclose(model.confusion_[j], expected, rtol=1e-9)
+
+
+def _log_posterior(model, X):
+    """log p(X | π, θ) + log p(π) + log p(θ) (Dirichlet / Beta kernels), per item."""
+    K = len(model.classes_)
+    theta, prior = model.confusion_, model.class_prior_
+    total = 0.0
+    for row in X:
+        rated = np.flatnonzero(~np.isnan(row))
+        labels = np.searchsorted(model.classes_, row[rated])
+        terms = np.log(prior) + np.array(
+            [np.sum(np.log(theta[rated, k, labels])) for k in range(K)])
+        total += np.logaddexp.reduce(terms)
+    if model.confusion == "full":
+        pseudo = np.where(np.eye(K, dtype=bool), model.prior_correct, model.prior_wrong)
+        total += np.sum(pseudo * np.log(theta))
+    else:
+        accuracy = theta[:, 0, 0]
+        total += np.sum(model.prior_correct * np.log(accuracy)
+                        + model.prior_wrong * np.log(1 - accuracy))
+    if model.class_prior is None:
+        total += np.sum(model.prior_class * np.log(prior))
+    return total / len(X)
+
+
+@pytest.mark.parametrize("confusion", ["full", "one_coin"])
+@pytest.mark.parametrize("class_prior", [None, [0.5, 0.3, 0.2]])
+def test_objective_is_the_log_posterior(confusion, class_prior):
+    model = DawidSkene(confusion=confusion, class_prior=class_prior, prior_correct=2.0,
+                       prior_wrong=0.3, prior_class=1.5, tol=1e-10).fit(TINY)
+    assert model.lower_bound_ == pytest.approx(_log_posterior(model, TINY), rel=1e-10)
+    # and at the start (the M-step from the vote shares)
+    start = DawidSkene(confusion=confusion, class_prior=class_prior, prior_correct=2.0,
+                       prior_wrong=0.3, prior_class=1.5, max_iter=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start.fit(TINY)
+    assert model.objective_history_[0] == pytest.approx(_log_posterior(start, TINY), rel=1e-10)
+
+
+@pytest.mark.parametrize("confusion", ["full", "one_coin"])
+def test_objective_never_decreases_with_fixed_prior_and_zero_pseudo_counts(simulated, confusion):
+    R = simulated.ratings[:3000]
+    for kwargs in ({"class_prior": [0.5, 0.3, 0.2]},
+                   {"prior_correct": 0.0, "prior_wrong": 0.0, "prior_class": 0.0}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = DawidSkene(confusion=confusion, max_iter=60, tol=0, init="random",
+                               random_state=0, **kwargs).fit(R)
+        history = model.objective_history_
+        assert np.all(np.isfinite(history)), kwargs
+        assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:])), kwargs
+        if "class_prior" in kwargs:
+            np.testing.assert_allclose(model.class_prior_, kwargs["class_prior"])

@@ -7,7 +7,7 @@ from scipy import integrate
 from scipy.special import expit, logsumexp
 from scipy.stats import norm, spearmanr
 
-from skcrowd import GLAD, Ratings
+from skcrowd import GLAD, MajorityVote, Ratings
 from skcrowd.cli import main as cli_main
 from skcrowd.datasets import load_bluebirds, load_dog, load_rte, load_web, make_glad
 from skcrowd._kernels import _glad as kernels
@@ -94,8 +94,9 @@ def test_item_step_finds_map_b_and_posterior(n_classes):
     posterior = np.empty((n_items, n_classes))
     loglik = np.empty(n_items)
     stats = np.empty((3, n_raters, 4))
-    kernels.item_step(item_ptr, rater, label, alpha, log_prior, 1.0, 1.0, 100, 1e-10,
-                      log_beta, beta, posterior, loglik, stats, np.empty(len(rater)))
+    kernels.item_step(item_ptr, rater, label, alpha, log_prior, np.zeros((0, len(log_prior))), 1.0, 1.0, 0, 1e-10,
+                      np.linspace(-5, 7, 17), log_beta, beta, posterior, loglik, stats,
+                      np.empty(len(rater)))
     np.testing.assert_allclose(beta, np.exp(log_beta))
     for i in range(n_items):
         r, lab = rater[item_ptr[i]:item_ptr[i + 1]], label[item_ptr[i]:item_ptr[i + 1]]
@@ -110,14 +111,9 @@ def test_item_step_finds_map_b_and_posterior(n_classes):
     assert loglik[0] == 0 and log_beta[0] == pytest.approx(1.0)  # no ratings: the prior
     np.testing.assert_allclose(posterior[0], np.exp(log_prior))
 
-    # The fused rater statistics: the by-rater kernel and a numpy reference.
+    # The fused rater statistics against a numpy reference.
     fused = np.column_stack([stats[:, :, :3].sum(axis=0), stats[:, :, 3].max(axis=0)])
-    order = np.argsort(rater, kind="stable").astype(np.int64)
-    ptr = np.zeros(n_raters + 1, dtype=np.int64)
-    ptr[1:] = np.cumsum(np.bincount(rater, minlength=n_raters))
     item = np.repeat(np.arange(n_items), np.diff(item_ptr)).astype(np.int32)
-    by_rater = [np.empty(n_raters) for _ in range(4)]
-    kernels.rater_step(ptr, order, item, label, alpha, beta, posterior, *by_rater)
     s = expit(alpha[rater] * beta[item])
     c = posterior[item, label]
     ref = np.stack([
@@ -127,7 +123,6 @@ def test_item_step_finds_map_b_and_posterior(n_classes):
         [beta[item][rater == j].max(initial=0.0) for j in range(n_raters)],
     ], axis=1)
     np.testing.assert_allclose(fused, ref, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(np.stack(by_rater, axis=1), ref, rtol=1e-12, atol=1e-12)
 
 
 def test_item_marginal_matches_adaptive_quadrature():
@@ -192,7 +187,9 @@ def test_recovers_simulated_parameters(simulated):
     data, model = simulated
     assert model.converged_
     assert spearmanr(model.rater_ability_, data.rater_ability)[0] > 0.99
-    assert np.mean(model.predict(data.ratings) == data.true_labels) > 0.98
+    accuracy = np.mean(model.predict(data.ratings) == data.true_labels)
+    majority = np.mean(MajorityVote().fit_predict(data.ratings) == data.true_labels)
+    assert accuracy > 0.98 and accuracy > majority + 0.01
     # Difficulties: 10 ratings carry little information about one item, so
     # compare with the best possible estimate, the MAP b_i given the TRUE
     # abilities (both about 0.72 here, see doc/glad.rst).
@@ -268,8 +265,8 @@ def test_new_items_use_fitted_abilities():
     second = np.argsort(model.rater_ability_)[1]
     X = np.full((1, 10), np.nan)
     X[0, best], X[0, worst], X[0, second] = 1, 0, 0
-    if model.rater_ability_[second] < 0.2:
-        assert model.predict(X)[0] == 1
+    assert model.rater_ability_[best] > model.rater_ability_[worst] + model.rater_ability_[second]
+    assert model.predict(X)[0] == 1
 
 
 def test_sample_keeps_the_design():
@@ -336,9 +333,9 @@ def test_bad_input_raises_clear_errors():
     with pytest.raises(ValueError, match="no ratings"):
         GLAD().fit(np.full((3, 2), np.nan))
     model = GLAD().fit(X)
-    with pytest.raises(ValueError, match="2"):
+    with pytest.raises(ValueError, match="X has 3 features, but GLAD is expecting 2"):
         model.predict(np.array([[0, 1, 1]]))
-    with pytest.raises(ValueError, match="7"):
+    with pytest.raises(ValueError, match="Label 7 is not one of the classes"):
         model.predict(np.array([[0, 7]]))
 
 

@@ -222,11 +222,16 @@ def test_patterns_are_exact_compression(caries):
     pat = _patterns(data)
     assert pat["n_patterns"] == 32  # DESIGN §6.5: caries' 3,869 items, 32 patterns
     assert pat["count"].sum() == caries.shape[0]
-    # compressed log likelihood equals the per-item sum of an uncompressed run
+    # the compressed log likelihood of each item equals an uncompressed run's:
+    # the item scored alone (a pattern of one item)
     item_ll = model.score_samples(caries)
     for p in range(pat["n_patterns"]):
-        members = np.flatnonzero(pat["of_item"] == p)
-        assert np.ptp(item_ll[members]) == 0.0
+        i = np.flatnonzero(pat["of_item"] == p)[0]
+        alone = model.score_samples(caries[np.array([i])])[0]
+        assert alone == pytest.approx(item_ll[i], rel=1e-12, abs=1e-12)
+    assert item_ll.sum() == pytest.approx(
+        sum(model.score_samples(caries[np.flatnonzero(pat["of_item"] == p)[:1]])[0]
+            * pat["count"][p] for p in range(pat["n_patterns"])), rel=1e-12)
 
 
 # -- quadrature -------------------------------------------------------------------
@@ -468,9 +473,11 @@ def test_binary_common_properties(small):
     assert model.n_features_in_ == X.shape[1]
     with pytest.raises(ValueError, match="features"):
         model.predict(X[:, :-1])
-    state = dict(model.__dict__)
+    state = pickle.dumps(model.__dict__)
     proba = model.predict_proba(X)
-    assert set(state) == set(model.__dict__)  # predict does not change the fit
+    model.predict(X)
+    model.score(X)
+    assert pickle.dumps(model.__dict__) == state  # predict changes no fitted value
     # fit_predict / fit_transform are the final local step of the fit
     np.testing.assert_array_equal(clone(model).fit_predict(X), model.predict(X))
     np.testing.assert_allclose(clone(model).fit_transform(X), proba)
@@ -513,12 +520,28 @@ def test_empty_item_gets_prior_and_zero_score(small):
     assert model.score_samples(X)[1] == 0.0
 
 
-def test_results_do_not_depend_on_n_jobs(small):
+def test_results_do_not_depend_on_n_jobs(small, monkeypatch):
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here: the threaded kernel cannot run")
+    # The small set is below the threading threshold: lower it, and count the
+    # threaded kernel's calls, so that n_jobs=2 really runs it.
+    monkeypatch.setattr(skcrowd._irt, "PARALLEL_WORK", -1)
+    threaded = kernels.pattern_posteriors
+    calls = []
+
+    def counting(*args):
+        calls.append(numba.get_num_threads())
+        return threaded(*args)
+
+    monkeypatch.setattr(kernels, "pattern_posteriors", counting)
     a = IRT3PL(max_iter=15, n_jobs=1, random_state=0)
     b = IRT3PL(max_iter=15, n_jobs=2, random_state=0)
     with quiet():
         a.fit(small.ratings)
         b.fit(small.ratings)
+    assert 2 in calls, "the n_jobs=2 fit must run the threaded local step on 2 threads"
     np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
     np.testing.assert_array_equal(a.predict_proba(small.ratings), b.predict_proba(small.ratings))
 
@@ -594,5 +617,54 @@ def test_starts_seed_and_dawid_skene(caries):
     warm = IRT3PL.from_tag("ab", init="dawid_skene", n_init=1, max_iter=0).fit(caries)
     np.testing.assert_allclose(expit(warm.alpha_sens_), np.clip(ds.confusion_[:, 1, 1], 0.02, 0.98))
     np.testing.assert_allclose(expit(warm.alpha_spec_), np.clip(ds.confusion_[:, 0, 0], 0.02, 0.98))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="'init' parameter of IRT3PL must be"):
         IRT3PL(init="nope").fit(caries)
+
+
+# -- gaps closed for issue 11 ----------------------------------------------------------------
+def test_predict_proba_columns_follow_classes(small):
+    """Column 1 is P(z = 1): it grows with the share of positive ratings, and
+    an item every rater calls positive is positive (a column swap fails)."""
+    with quiet():
+        model = IRT3PL.from_tag("ab", n_init=1, random_state=0).fit(small.ratings)
+    np.testing.assert_array_equal(model.classes_, [0, 1])
+    proba = model.predict_proba(small.ratings)
+    share = np.nanmean(small.X, axis=1)
+    assert spearmanr(proba[:, 1], share)[0] > 0.8
+    X = np.full((2, small.X.shape[1]), np.nan)
+    X[0, :5], X[1, :5] = 1, 0
+    p = model.predict_proba(X)
+    assert p[0, 1] > 0.9 and p[1, 0] > 0.9
+    np.testing.assert_array_equal(model.predict(X), [1, 0])
+
+
+def test_objective_never_decreases_for_every_restart_and_fixed_item_prior(small):
+    for kwargs in ({"n_init": 3}, {"n_init": 2, "learn_item_prior": False}):
+        model = IRT3PL(max_iter=25, tol=0, random_state=0, **kwargs)
+        rng = np.random.RandomState(0)
+        data = model._encode(small.ratings, reset=True)
+        for restart in range(model.n_init):
+            with quiet():
+                history = model._run(data, model._init_params(data, rng, restart))[2]
+            assert len(history) >= 10  # kept states (a rejected extrapolation is not one)
+            assert np.all(np.isfinite(history)), (kwargs, restart)
+            assert np.all(np.diff(history) >= -1e-12 * np.abs(history[:-1])), (kwargs, restart)
+
+
+def test_pattern_node_cdf_matches_numpy():
+    rng = np.random.default_rng(0)
+    n_raters, M = 4, 6
+    table = np.log(rng.dirichlet(np.ones(2), size=(n_raters, 2 * M)).transpose(0, 2, 1))
+    log_prior = np.log(rng.dirichlet(np.ones(2 * M)))
+    pattern_ptr = np.array([0, 0, 2, 5], dtype=np.int64)
+    rater = np.array([0, 3, 1, 2, 3], dtype=np.int32)
+    label = np.array([1, 0, 0, 1, 1], dtype=np.int32)
+    cdf = np.empty((3, M))
+    kernels.pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf)
+    for p in range(3):
+        post = log_prior.copy()
+        for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
+            post += table[rater[n], label[n]]
+        post = np.exp(post - logsumexp(post))
+        np.testing.assert_allclose(cdf[p], np.cumsum(post[:M] + post[M:]), rtol=1e-12)
+    assert cdf[0, -1] == pytest.approx(1.0)

@@ -51,7 +51,7 @@ def test_e_step_matches_numpy(small, n_chunks):
     partial = np.empty((n_chunks, data.n_raters * K, K))
     partial_class = np.empty((n_chunks, K))
     log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
-    _dawid_skene.e_step(data.item_ptr, data.cell, np.log(prior),
+    _dawid_skene.e_step(data.item_ptr, data.cell, np.log(prior), np.zeros((0, K)),
                         log_lik, chunk_ptr, post, ll, partial, partial_class)
     ref_post, ref_ll = _reference_posteriors(data, np.log(prior), np.log(conf))
     np.testing.assert_allclose(post, ref_post, rtol=1e-12, atol=1e-14)
@@ -112,6 +112,33 @@ def test_generator_design_has_distinct_raters_per_item():
         assert len(raters) == 5 and len(set(raters)) == 5
 
 
+def test_e_step_with_gold_evidence_matches_numpy(small):
+    """Per-item offsets (the gold clamp) enter as a per-item log prior."""
+    data, rng = small
+    K = data.n_classes
+    prior = rng.dirichlet(np.ones(K))
+    conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
+    evidence = np.zeros((data.n_items, K))
+    known = rng.random(data.n_items) < 0.3
+    gold = rng.integers(0, K, data.n_items)
+    evidence[known] = -np.inf
+    evidence[np.flatnonzero(known), gold[known]] = 0.0
+    chunk_ptr = np.linspace(0, data.n_items, 4).astype(np.int64)
+    post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
+    partial, partial_class = np.empty((3, data.n_raters * K, K)), np.empty((3, K))
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
+    _dawid_skene.e_step(data.item_ptr, data.cell, np.log(prior), evidence, log_lik,
+                        chunk_ptr, post, ll, partial, partial_class)
+    logp = np.log(prior) + evidence
+    np.add.at(logp, data.item, np.log(conf)[data.rater, :, data.label])
+    top = logp.max(axis=1, keepdims=True)
+    ref_ll = top[:, 0] + np.log(np.exp(logp - top).sum(axis=1))
+    np.testing.assert_allclose(post, np.exp(logp - ref_ll[:, None]), atol=1e-14)
+    np.testing.assert_allclose(ll, ref_ll, rtol=1e-12)
+    np.testing.assert_array_equal(post[known].argmax(axis=1), gold[known])
+    assert np.all(post[known].max(axis=1) == 1.0)
+
+
 def test_serial_and_parallel_variants_agree_exactly(small):
     data, rng = small
     K = data.n_classes
@@ -123,7 +150,7 @@ def test_serial_and_parallel_variants_agree_exactly(small):
     for kernel in (_dawid_skene.e_step, _dawid_skene.e_step.serial):
         post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
         partial, partial_class = np.empty((4, data.n_raters * K, K)), np.empty((4, K))
-        kernel(data.item_ptr, data.cell, np.log(prior), log_lik,
+        kernel(data.item_ptr, data.cell, np.log(prior), np.zeros((0, K)), log_lik,
                chunk_ptr, post, ll, partial, partial_class)
         outputs.append((post, ll, partial, partial_class))
     for a, b in zip(*outputs):

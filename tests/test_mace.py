@@ -73,7 +73,8 @@ def test_e_step_matches_numpy(small, n_chunks):
     chunk_ptr = np.linspace(0, data.n_items, n_chunks + 1).astype(np.int64)
     post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
     know, klass = np.empty((n_chunks, J * K)), np.empty((n_chunks, K))
-    kernels.e_step(data.item_ptr, data.label, data.cell, np.log(prior), off, gain, share,
+    kernels.e_step(data.item_ptr, data.label, data.cell, np.log(prior), np.zeros((0, K)),
+                   off, gain, share,
                    chunk_ptr, post, ll, know, klass)
     ref_post, ref_ll, ref_know = _reference(data, prior, theta, xi)
     np.testing.assert_allclose(post, ref_post, rtol=1e-12, atol=1e-14)

@@ -93,7 +93,7 @@ def test_truncnorm_moments_and_entropy_match_scipy(lo, hi):
 @pytest.mark.parametrize("lo, hi", [(40.0, 41.0), (-1000.0, -999.0), (300.0, 300.5),
                                     (-41.0, -40.0)])
 def test_truncnorm_far_tails_match_high_precision(lo, hi):
-    mpmath = pytest.importorskip("mpmath")
+    import mpmath  # in the test extra: a missing install fails, never skips
     mpmath.mp.dps = 80
     a, b = mpmath.mpf(lo), mpmath.mpf(hi)
     # the exact closed forms, evaluated with 80 digits (no cancellation)
@@ -349,13 +349,25 @@ def test_recovers_true_values_and_spammers(synthetic, fitted_synthetic):
         MeanRating().fit_predict(synthetic.ratings), synthetic.z)[0, 1]
 
 
-def test_recovers_rater_precision_and_group_difficulty(synthetic, fitted_synthetic):
+def test_recovers_rater_precision():
+    """Rater precision, on data with ~375 ratings per real rater.
+
+    With the recovery fixture's ~190 the rank correlation over 32 raters is
+    noise-limited around the threshold: 0.636-0.861 over make_ordinal's
+    random_state 0-5 (0.650-0.861 before restarts drew their jitter from
+    the item ids), whichever restart wins; here 0.856-0.941 over the same
+    seeds.
+    """
+    data = make_ordinal(n_items=1500, n_raters=40, ratings_per_item=10,
+                        spammer_fraction=0.2, difficult_fraction=0.3, random_state=0)
+    model = OrdinalMixture(difficulty="group", n_init=3, random_state=0).fit(
+        data.ratings, groups=data.groups)
+    real = ~data.spammer
+    assert stats.spearmanr(model.rater_precision_[real], data.rater_precision[real])[0] > 0.8
+
+
+def test_recovers_group_difficulty(synthetic, fitted_synthetic):
     model = fitted_synthetic
-    real = ~synthetic.spammer
-    # 32 real raters, ~190 ratings each: the rank correlation is noise-limited
-    # (measured over random_state 0-3: 0.697-0.710 for the chosen restart,
-    # 0.703 for the naive 1 / mean squared deviation from the item means)
-    assert stats.spearmanr(model.rater_precision_[real], synthetic.rater_precision[real])[0] > 0.65
     groups = model.group_ids_
     true_delta = synthetic.group_difficulty[groups]
     assert roc_auc_score(synthetic.difficult[groups], -model.group_difficulty_) > 0.95
@@ -368,7 +380,12 @@ def test_item_difficulty_variant_finds_difficult_items(synthetic):
     assert np.corrcoef(z, synthetic.z)[0, 1] > 0.9
     assert len(model.group_difficulty_) == len(synthetic.z)
     hard = synthetic.difficult[synthetic.groups]
-    assert roc_auc_score(hard, -model.group_difficulty_) > 0.6
+    # better than the plain signal of disagreement, each item's rating spread
+    R = synthetic.ratings
+    n = np.bincount(R._item, minlength=R.shape[0])
+    mean = np.bincount(R._item, R.label, minlength=R.shape[0]) / n
+    spread = np.bincount(R._item, (R.label - mean[R._item]) ** 2, minlength=R.shape[0]) / n
+    assert roc_auc_score(hard, -model.group_difficulty_) > roc_auc_score(hard, spread) + 0.03
 
 
 def test_make_ordinal_draws_from_the_model():
@@ -569,7 +586,10 @@ def test_trec_defaults_do_not_fall_into_all_spam(trec, trec_default_fit):
     assert np.median(model.rater_reliability_) > 0.5
     assert np.std(model.item_mean_) > 0.2
     known = ~np.isnan(trec.gold)
-    assert np.corrcoef(model.item_mean_[known], trec.gold[known])[0, 1] > 0.35
+    # and it beats the plain mean of the ratings
+    mean = MeanRating().fit_predict(trec.ratings)
+    assert (np.corrcoef(model.item_mean_[known], trec.gold[known])[0, 1]
+            > np.corrcoef(mean[known], trec.gold[known])[0, 1] + 0.02)
 
 
 @pytest.mark.parametrize("difficulty", [None, "group", "item"])

@@ -37,6 +37,16 @@ def test_sklearn_set_output_checks(cls, check):
         pytest.skip("IRT3PL is binary; the check feeds multi-class ratings")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if (check.__name__ == "check_dataframe_column_names_consistency"
+                and hasattr(fast_instance(cls), "partial_fit")):
+            # partial_fit matches raters by id and adds new ones as they
+            # appear (streaming, doc/gold.rst), so a batch with other column
+            # names is new raters, not an error.  The check's predict /
+            # transform / score part runs first and raises its own
+            # "<method> did not raise"; only the partial_fit part may differ.
+            with pytest.raises(AssertionError, match="^Did not raise: "):
+                check(cls.__name__, fast_instance(cls))
+            return
         check(cls.__name__, fast_instance(cls))
 
 

@@ -12,7 +12,7 @@ ITEM_BLOCK = 256
 
 
 @serial_and_parallel
-def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
+def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr,
            posterior, loglik, partial_counts, partial_class):
     """E-step and expected confusion counts in one pass over the ratings.
 
@@ -31,6 +31,9 @@ def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
         ``rater * n_classes + label`` of each rating: the row of
         ``log_likelihood`` it reads and of ``partial_counts`` it adds to.
     log_prior : float64 (n_classes,)
+    evidence : float64 (n_items, n_classes) or (0, n_classes)
+        Per-item offsets added to ``log_prior`` (the gold clamp: 0 / -inf),
+        or no rows for none.
     log_likelihood : float64 (n_raters * n_classes, n_classes)
         ``log θ_j[true, given]`` at row ``j * n_classes + given``, column
         ``true``: the inner loop over the true class reads contiguous memory.
@@ -47,6 +50,7 @@ def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
     # costs an atomic reference count that the threads would contend for.
     n_classes = log_prior.shape[0]
     n_cells = partial_counts.shape[1]
+    clamped = evidence.shape[0] > 0
     for c in prange(chunk_ptr.shape[0] - 1):
         # Items go through in blocks: their log joints are written to one
         # flat buffer, exponentiated in one vectorised pass (a loop of
@@ -66,6 +70,9 @@ def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
                 base = (i - first) * n_classes
                 for k in range(n_classes):
                     rows[base + k] = log_prior[k]
+                if clamped:
+                    for k in range(n_classes):
+                        rows[base + k] += evidence[i, k]
                 for n in range(item_ptr[i], item_ptr[i + 1]):
                     r = cell[n]
                     for k in range(n_classes):
@@ -85,8 +92,9 @@ def e_step(item_ptr, cell, log_prior, log_likelihood, chunk_ptr,
                 total = 0.0
                 for k in range(n_classes):
                     total += rows[base + k]
-                # an item without ratings has likelihood 1 exactly (π sums to 1)
-                empty = item_ptr[i + 1] == item_ptr[i]
+                # an item without ratings has likelihood 1 exactly (π sums to
+                # 1); with gold, log Σ π e^evidence: log π_known if known
+                empty = item_ptr[i + 1] == item_ptr[i] and not clamped
                 loglik[i] = 0.0 if empty else tops[i - first] + np.log(total)
                 scale = 1.0 / total
                 for k in range(n_classes):

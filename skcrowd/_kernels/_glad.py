@@ -1,8 +1,8 @@
-"""GLAD arithmetic: the item pass (Newton steps on each item's log inverse
-difficulty b_i, the posterior over its true class, its log marginal
-likelihood), the by-rater pass (gradient and curvature of the expected
-complete-data log-likelihood in each rater's ability α_j) and the
-Gauss–Hermite item marginal used by ``score_samples``.
+"""GLAD arithmetic: the item pass (each item's MAP log inverse difficulty
+b_i, the posterior over its true class, its log marginal likelihood and,
+fused into it, the gradient and curvature of the expected complete-data
+log-likelihood in each rater's ability α_j) and the Gauss–Hermite item
+marginal used by ``score_samples``.
 
 Notation: rating n of item i by rater j with label l; t_n = α_j β_i,
 β_i = exp(b_i); P(l = z_i) = σ(t_n), any other label (1 - σ(t_n)) / (K - 1).
@@ -30,6 +30,10 @@ from ._common import normalize_log_inplace
 MAX_STEP = 1.0
 #: halvings of a Newton step before giving up on an item for this pass
 MAX_HALVINGS = 30
+#: largest |α_j β_i| evaluated (see :func:`item_terms`)
+T_MAX = 1e6
+#: Newton steps at most from a grid point of the global search
+SEARCH_STEPS = 100
 
 
 @njit(cache=True, nogil=True)
@@ -51,7 +55,10 @@ def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma)
     ``(base, slope, curvature)`` = (Σ_n -softplus(t_n) - log(K-1),
     Σ_n -σ_n t_n, Σ_n [-σ_n (1 - σ_n) t_n² - σ_n t_n]).
     """
-    beta = np.exp(b)
+    # Far out in b (a very wide prior's quadrature nodes) α β overflows, and
+    # with α = 0 gives NaN; |t| beyond T_MAX changes no probability that
+    # matters (σ(-T_MAX) = e^-1e6), so t is held there (issue 11, bug 3).
+    beta = np.exp(min(b, 700.0))
     # element loops, not ``a[:] = 0``: a slice is a view whose reference
     # count is an atomic the threads contend for
     for k in range(class_terms.shape[0]):
@@ -67,6 +74,10 @@ def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma)
     logs = 0.0
     for n in range(start, stop):
         t = alpha[rater[n]] * beta
+        if t > T_MAX:
+            t = T_MAX
+        elif t < -T_MAX:
+            t = -T_MAX
         # σ(t) and softplus(t) = max(t, 0) + log1p(e) from e = exp(-|t|).
         e = np.exp(-abs(t))
         if t >= 0.0:
@@ -106,9 +117,19 @@ def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
     gradient = -b_precision * d
     hessian = -b_precision
     if n_classes == 1 or stop == start:
+        # log Σ_k π_k: log π_known for a clamped item (the log joint), else
+        # exactly 0 (not Σ π rounded)
+        total = 0.0
+        clamped = False
         for k in range(n_classes):
             weights[k] = np.exp(log_prior[k])
-        return value, gradient, hessian
+            total += weights[k]
+            clamped = clamped or log_prior[k] == -np.inf
+        if not clamped:
+            return value, gradient, hessian
+        for k in range(n_classes):
+            weights[k] /= total
+        return value + np.log(total), gradient, hessian
     base, slope, curvature = item_terms(start, stop, rater, label, alpha, b,
                                         log_km1, class_terms, sigma)
     for k in range(n_classes):
@@ -186,12 +207,89 @@ def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
 
 
 @njit(cache=True, nogil=True)
+def grid_maxima(start, stop, rater, label, alpha, log_prior, log_km1, b_mean,
+                b_precision, grid, grid_beta, class_counts, terms, values):
+    """The two best local maxima of one item's log posterior on ``grid``.
+
+    The item's log posterior in b can have several maxima (one per class
+    that some raters favour, when abilities are negative, or where a wide
+    prior meets a sigmoid-shaped likelihood), and which one a local ascent
+    reaches depends on where it starts; an ascent from these grid points
+    depends on (α, π) only (issue 11, bug 2).
+
+    One pass over the item's ratings fills every grid point's class
+    log-likelihoods (``terms``, scratch of shape (n_grid, n_classes);
+    ``grid_beta`` = exp(``grid``), ``values`` scratch of n_grid).
+    Returns ``(first, first_value, second, second_value)``: grid indices
+    (-1 when there is none) and values.  ``class_counts`` must hold the
+    item's label counts.
+    """
+    n_grid = grid.shape[0]
+    n_classes = log_prior.shape[0]
+    for g in range(n_grid):
+        values[g] = 0.0
+        for k in range(n_classes):
+            terms[g, k] = 0.0
+    if n_classes > 1:
+        for n in range(start, stop):
+            a = alpha[rater[n]]
+            r = label[n]
+            for g in range(n_grid):
+                t = a * grid_beta[g]
+                if t > T_MAX:
+                    t = T_MAX
+                elif t < -T_MAX:
+                    t = -T_MAX
+                # -softplus(t) - log(K-1) for every class, + t + log(K-1) for
+                # the rating's own label (see the module docstring); beyond
+                # |t| = 36, log1p(e^-|t|) < 2.4e-16 is below the rounding of
+                # softplus(t) itself.
+                if t > 36.0:
+                    values[g] -= t + log_km1
+                elif t < -36.0:
+                    values[g] -= log_km1
+                else:
+                    values[g] -= max(t, 0.0) + np.log1p(np.exp(-abs(t))) + log_km1
+                terms[g, r] += t
+    first = -1
+    second = -1
+    first_value = -np.inf
+    second_value = -np.inf
+    for g in range(n_grid):
+        top = -np.inf
+        for k in range(n_classes):
+            terms[g, k] += log_prior[k] + class_counts[k] * log_km1
+            if terms[g, k] > top:
+                top = terms[g, k]
+        total = 0.0
+        for k in range(n_classes):
+            total += np.exp(terms[g, k] - top)
+        d = grid[g] - b_mean
+        values[g] += top + np.log(total) - 0.5 * b_precision * d * d
+    for g in range(n_grid):
+        value = values[g]
+        previous = values[g - 1] if g > 0 else -np.inf
+        following = values[g + 1] if g + 1 < n_grid else -np.inf
+        if value >= previous and value > following:  # a local maximum of the grid
+            if value > first_value:
+                second, second_value = first, first_value
+                first, first_value = g, value
+            elif value > second_value:
+                second, second_value = g, value
+    return first, first_value, second, second_value
+
+
+@njit(cache=True, nogil=True)
 def add_rater_terms(start, stop, rater, label, beta, weights, sigma, out):
     """Add one item's contributions to the α statistics of its raters.
 
-    ``out[j, :3]`` += (Σ_n (c_n - σ_n) β, -Σ_n σ_n (1 - σ_n) β², Σ_n β² / 4)
-    over the item's ratings n by rater j, with c_n = ``weights[label_n]``,
-    and ``out[j, 3]`` = max(``out[j, 3]``, β): see :func:`rater_step`.
+    For rating n by rater j, with c_n = P(z_i = l_n) = ``weights[label_n]``
+    the posterior that it is correct, Q's term is
+    c_n log σ(t_n) + (1 - c_n) log(1 - σ(t_n)) + const: a weighted logistic
+    regression in α_j with feature β_i, hence ``out[j, :3]`` +=
+    (Σ_n (c_n - σ_n) β, -Σ_n σ_n (1 - σ_n) β², Σ_n β² / 4), the gradient,
+    the Hessian and Böhning's bound on -Q'' (σ(1-σ) ≤ 1/4), and ``out[j, 3]``
+    = max(``out[j, 3]``, β).  The priors are added by the caller.
     """
     b2 = beta * beta
     for n in range(start, stop):
@@ -213,10 +311,20 @@ def n_item_blocks(n_items, n_raters):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
-              max_steps, step_tol, log_beta, beta, posterior, loglik,
+def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_precision,
+              max_steps, step_tol, grid, log_beta, beta, posterior, loglik,
               rater_stats, sigma):
-    """Local step: Newton on every b_i, then its posterior and log marginal.
+    """Local step: the MAP b_i of every item, then its posterior and log
+    marginal.
+
+    Each item's b is the best of up to three candidates: ``max_steps``
+    safeguarded Newton steps from the warm start ``log_beta[i]`` (skipped
+    when ``max_steps`` is 0), and Newton ascents to convergence from the two
+    best local maxima of the log posterior on ``grid`` (:func:`grid_maxima`;
+    skipped when ``grid`` is empty, and from a grid point no better than
+    the warm candidate).  The warm candidate keeps the fit's objective from
+    decreasing; the search finds the best mode wherever the grid reaches
+    its basin, as a function of (α, π) alone, so that fit and predict agree.
 
     Parameters
     ----------
@@ -226,14 +334,19 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
         Rater abilities, held fixed.
     log_prior : float64 (n_classes,)
         log π.
+    evidence : float64 (n_items, n_classes) or (0, n_classes)
+        Per-item offsets added to ``log_prior`` (the gold clamp: 0 / -inf),
+        or no rows for none.
     b_mean, b_precision : float
         The N(b_mean, 1/b_precision) prior on b_i.
     max_steps : int
-        Newton steps per item at most.
+        Newton steps from the warm start at most (0: no warm candidate).
     step_tol : float
         Stop an item when its Newton step is below this.
+    grid : float64 (n_grid,)
+        Start points of the global search, increasing (empty: no search).
     log_beta : float64 (n_items,), input and output
-        b_i: the starting point on entry (warm start), the result on exit.
+        b_i: the warm start on entry, the result on exit.
     beta : float64 (n_items,), output
         β_i = exp(b_i), for the by-rater pass.
     posterior : float64 (n_items, n_classes), output
@@ -243,10 +356,10 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
         ratings).
     rater_stats : float64 (n_blocks, n_raters, 4), output
         Per block of items, the by-rater sums (and maximum β) of
-        :func:`rater_step` at the final b_i and posterior (while the item's
-        ratings are in cache), or ``n_blocks = 0`` to skip them
-        (prediction).  Summed (the maximum: maximised) over blocks in order
-        by the caller, they equal ``rater_step``'s output up to rounding.
+        :func:`add_rater_terms` at the final b_i and posterior (while the
+        item's ratings are in cache), or ``n_blocks = 0`` to skip them
+        (prediction); the caller sums them (the maximum: maximises) over
+        blocks in order.
     sigma : float64 (n_ratings,), output
         σ(α_j β_i) of each rating at the final b_i.
     """
@@ -254,6 +367,7 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
     n_classes = log_prior.shape[0]
     log_km1 = np.log(n_classes - 1.0) if n_classes > 1 else 0.0
     with_raters = rater_stats.shape[0] > 0 and n_classes > 1
+    grid_beta = np.exp(np.minimum(grid, 700.0))
     n_blocks = rater_stats.shape[0] if rater_stats.shape[0] > 0 else min(n_items, 256)
     for block in prange(n_blocks):
         if rater_stats.shape[0] > 0:
@@ -261,12 +375,44 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
         class_terms = np.empty(n_classes)
         class_counts = np.empty(n_classes)
         weights = np.empty(n_classes)
+        grid_terms = np.empty((grid.shape[0], n_classes))
+        grid_values = np.empty(grid.shape[0])
+        item_prior = np.empty(n_classes)
         for i in range(block * n_items // n_blocks, (block + 1) * n_items // n_blocks):
             start, stop = item_ptr[i], item_ptr[i + 1]
-            b, value = fit_item(start, stop, rater, label, alpha, log_prior,
-                                log_beta[i], log_km1, b_mean, b_precision,
-                                max_steps, step_tol, class_terms, class_counts,
-                                weights, sigma)
+            for k in range(n_classes):
+                item_prior[k] = log_prior[k]
+                if evidence.shape[0] > 0:
+                    item_prior[k] += evidence[i, k]
+            for k in range(n_classes):
+                class_counts[k] = 0.0
+            for n in range(start, stop):
+                class_counts[label[n]] += 1.0
+            b = log_beta[i]
+            value = -np.inf
+            if max_steps > 0:
+                b, value = fit_item(start, stop, rater, label, alpha, item_prior, b,
+                                    log_km1, b_mean, b_precision, max_steps, step_tol,
+                                    class_terms, class_counts, weights, sigma)
+            if grid.shape[0] > 0:
+                # Ascend from the grid's two best local maxima, unless the
+                # grid value is no better than the warm candidate already is.
+                first, first_value, second, second_value = grid_maxima(
+                    start, stop, rater, label, alpha, item_prior, log_km1, b_mean,
+                    b_precision, grid, grid_beta, class_counts, grid_terms, grid_values)
+                for g, grid_value in ((first, first_value), (second, second_value)):
+                    if g >= 0 and grid_value > value:
+                        trial_b, trial_value = fit_item(
+                            start, stop, rater, label, alpha, item_prior, grid[g], log_km1,
+                            b_mean, b_precision, SEARCH_STEPS, step_tol, class_terms,
+                            class_counts, weights, sigma)
+                        if trial_value > value:
+                            b, value = trial_b, trial_value
+            # The posterior and σ at the chosen b (the last evaluation may
+            # have been another candidate's).
+            value, _g, _h = item_objective(start, stop, rater, label, alpha, item_prior, b,
+                                           log_km1, b_mean, b_precision, class_terms,
+                                           class_counts, weights, sigma)
             log_beta[i] = b
             beta[i] = np.exp(b)
             d = b - b_mean
@@ -276,47 +422,6 @@ def item_step(item_ptr, rater, label, alpha, log_prior, b_mean, b_precision,
             if with_raters:
                 add_rater_terms(start, stop, rater, label, beta[i], weights,
                                 sigma, rater_stats[block])
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def rater_step(rater_ptr, rater_order, item, label, alpha, beta, posterior,
-               gradient, hessian, bound, beta_max):
-    """By-rater pass: derivatives of the expected complete-data
-    log-likelihood Q in each α_j, one rater per thread.
-
-    For rating n, with c_n = P(z_i = l_n) the posterior that it is correct,
-    Q's term is c_n log σ(t_n) + (1 - c_n) log(1 - σ(t_n)) + const: a
-    weighted logistic regression in α_j with feature β_i, hence
-
-        gradient[j] = Σ_n (c_n - σ_n) β_i,
-        hessian[j]  = -Σ_n σ_n (1 - σ_n) β_i²,
-        bound[j]    = Σ_n β_i² / 4  (≥ -Q'' everywhere, since σ(1-σ) ≤ 1/4),
-        beta_max[j] = max_n β_i  (0 for a rater without ratings).
-
-    The priors are added by the caller.
-    """
-    n_classes = posterior.shape[1]
-    for j in prange(rater_ptr.shape[0] - 1):
-        g = 0.0
-        h = 0.0
-        c2 = 0.0
-        top = 0.0
-        if n_classes > 1:
-            a = alpha[j]
-            for p in range(rater_ptr[j], rater_ptr[j + 1]):
-                n = rater_order[p]
-                i = item[n]
-                beta_i = beta[i]
-                s = sigmoid(a * beta_i)
-                g += (posterior[i, label[n]] - s) * beta_i
-                h -= s * (1.0 - s) * beta_i * beta_i
-                c2 += 0.25 * beta_i * beta_i
-                if beta_i > top:
-                    top = beta_i
-        gradient[j] = g
-        hessian[j] = h
-        bound[j] = c2
-        beta_max[j] = top
 
 
 @njit(cache=True, nogil=True, parallel=True)

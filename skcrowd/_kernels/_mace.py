@@ -18,7 +18,7 @@ from ._common import normalize_log_inplace, serial_and_parallel
 
 
 @serial_and_parallel
-def e_step(item_ptr, label, cell, log_prior, off, gain, know_share, chunk_ptr,
+def e_step(item_ptr, label, cell, log_prior, evidence, off, gain, know_share, chunk_ptr,
            posterior, loglik, partial_know, partial_class):
     """Posterior over the true label and expected knowing counts, one pass.
 
@@ -38,6 +38,9 @@ def e_step(item_ptr, label, cell, log_prior, off, gain, know_share, chunk_ptr,
     cell : int32 (n_ratings,)
         ``rater * n_classes + label`` of each rating.
     log_prior : float64 (n_classes,)
+    evidence : float64 (n_items, n_classes) or (0, n_classes)
+        Per-item offsets added to ``log_prior`` (the gold clamp: 0 / -inf),
+        or no rows for none.
     off : float64 (n_raters * n_classes,)
         log P(label | T != label) of each cell.
     gain : float64 (n_raters * n_classes,)
@@ -63,6 +66,8 @@ def e_step(item_ptr, label, cell, log_prior, off, gain, know_share, chunk_ptr,
             start, stop = item_ptr[i], item_ptr[i + 1]
             for k in range(n_classes):
                 row[k] = log_prior[k]
+                if evidence.shape[0] > 0:
+                    row[k] += evidence[i, k]
             shared = 0.0  # the spam term every class gets
             for n in range(start, stop):
                 r = cell[n]

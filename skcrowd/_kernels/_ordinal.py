@@ -155,7 +155,7 @@ def _bernoulli_from_logit(t):
 SCALE_LOWER, SCALE_UPPER, SCALE_VALUE, SCALE_LOG_SPAM = 0, 1, 2, 3
 RATER_TAU, RATER_LOG_TAU, RATER_SQRT_TAU, RATER_LN_TAU, RATER_LOG_EPS, RATER_LOG_1MEPS = range(6)
 GROUP_DELTA, GROUP_LOG_DELTA = 0, 1
-ITEM_MU, ITEM_LAM, ITEM_ELBO, ITEM_DELTA_SHAPE, ITEM_DELTA_RATE = range(5)
+ITEM_MU, ITEM_LAM, ITEM_ELBO, ITEM_DELTA_SHAPE, ITEM_DELTA_RATE, ITEM_KNOWN = range(6)
 OMEGA, OMEGA_C, ERR, XBAR, XVAR = range(5)
 HYPER_SHAPE, HYPER_RATE, HYPER_MU, HYPER_LAM = range(4)
 
@@ -186,7 +186,18 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
         c = item_group[m]
         d_mean = groups[c, GROUP_DELTA]
         d_log = groups[c, GROUP_LOG_DELTA]
+    # A known item (gold): z_m is observed, q(z_m) a point mass at the value
+    # (λ_m = ∞), so F gets log N(z_m | μ, 1/λ) instead of -KL(q(z_m) || p).
+    known = items[m, ITEM_KNOWN]
+    clamped = not math.isnan(known)
+    if clamped:
+        items[m, ITEM_MU] = known
+        items[m, ITEM_LAM] = np.inf
     if stop == start:
+        if clamped:
+            dev0 = known - mu0
+            items[m, ITEM_ELBO] = 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
+            return
         items[m, ITEM_MU] = mu0
         items[m, ITEM_LAM] = lam0
         items[m, ITEM_ELBO] = 0.0
@@ -246,8 +257,9 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
                 ratings_part += wc * (raters[j, RATER_LOG_1MEPS] + scale[SCALE_LOG_SPAM, r] - log_wc)
             weight += tau * w
             weight_x += tau * w * out[n, XBAR]
-        items[m, ITEM_LAM] = lam0 + d_mean * weight
-        items[m, ITEM_MU] = (mu0 * lam0 + d_mean * weight_x) / items[m, ITEM_LAM]
+        if not clamped:
+            items[m, ITEM_LAM] = lam0 + d_mean * weight
+            items[m, ITEM_MU] = (mu0 * lam0 + d_mean * weight_x) / items[m, ITEM_LAM]
         if item_delta:
             count = 0.0
             total = 0.0
@@ -278,8 +290,11 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
         rater_acc[j, 2] += d_mean * out[n, OMEGA] * e
         rater_acc[j, 3] += out[n, OMEGA] * e
     dev0 = mu_m - mu0
-    total = ratings_part + 0.5 * math.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (
-        dev0 * dev0 + inv_lam)
+    if clamped:
+        total = ratings_part + 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
+    else:
+        total = ratings_part + 0.5 * math.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (
+            dev0 * dev0 + inv_lam)
     if item_delta:
         total -= gamma_kl(items[m, ITEM_DELTA_SHAPE], items[m, ITEM_DELTA_RATE],
                           hyper[HYPER_SHAPE], hyper[HYPER_RATE])
@@ -317,9 +332,10 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
         E τ, E ln τ, √(E τ), ln E τ, ln ε, ln(1 - ε).
     groups : float64 (n_groups, 2)
         E δ_c, E ln δ_c.
-    items : float64 (n_items, 5), in/out
+    items : float64 (n_items, 6), in/out
         μ_m, λ_m of q(z_m) (the sweep starts at μ_m), F share (output),
-        and q(δ_m)'s shape and rate with ``item_delta``.
+        q(δ_m)'s shape and rate with ``item_delta``, and the item's known
+        value (gold; NaN when unknown), which fixes q(z_m) at it.
     out : float64 (n_ratings, 5), output
         ω, 1 - ω, E[(x - z)²], E x and Var x of q(x | y=1).
     hyper : float64 (4,)

@@ -1,0 +1,186 @@
+"""Which item to label next: rank items for one more rating.
+
+Two rankings of the items of ``X`` under a fitted model (any skcrowd
+estimator; the rater parameters are held fixed):
+
+- :func:`uncertainty_ranking`: by the entropy of the posterior over the
+  true class (uncertainty sampling), highest first;
+- :func:`information_gain_ranking`: by the expected information gain of
+  one more rating, from a rater drawn at random from a pool: the expected
+  reduction in the entropy of the item's posterior,
+
+  EIG_i = H[p(z_i | X_i)] - Σ_j w_j Σ_l p(l | X_i, j) H[p(z_i | X_i, (j, l))],
+
+  where p(l | X_i, j) is the model's predictive probability that rater j
+  gives label l, exp(score(X_i + (j, l)) - score(X_i)).  Entropy ranks an
+  item whose raters agree by chance as highly as one a good rater could
+  settle; the gain accounts for how much the pool's raters can tell.
+
+Both are model-agnostic: they use only ``predict_proba`` and
+``score_samples`` on items with one rating added, so they work for every
+model.  See :ref:`active` for the simulated collection loop.
+"""
+
+import numpy as np
+from scipy.special import xlogy
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import CrowdEstimator
+from ._ratings import Ratings
+
+__all__ = ["expected_information_gain", "information_gain_ranking", "uncertainty_ranking"]
+
+
+def _entropy(proba):
+    return 0.0 - xlogy(proba, proba).sum(axis=1)
+
+
+def _as_ratings(model, X):
+    if isinstance(X, Ratings):
+        return X
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        return Ratings.from_matrix(X.to_numpy(), rater_ids=np.asarray(X.columns),
+                                   item_ids=np.asarray(X.index))
+    return Ratings.from_matrix(X, rater_ids=np.asarray(model.rater_ids_))
+
+
+def _check(model):
+    if not isinstance(model, CrowdEstimator):
+        raise ValueError(f"model must be a fitted skcrowd estimator; got {type(model).__name__}.")
+    check_is_fitted(model)
+
+
+def uncertainty_ranking(model, X):
+    """Items of ``X`` by the entropy of their posterior, most uncertain first.
+
+    Parameters
+    ----------
+    model : fitted skcrowd estimator
+    X : ratings in any form ``model`` accepts
+
+    Returns
+    -------
+    order : ndarray of shape (n_items,)
+        Item positions (rows of ``X``), best candidate first; ties keep row
+        order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.active import uncertainty_ranking
+    >>> X = np.array([[0, 0, 0], [0, 1, np.nan], [1, 1, 1]])
+    >>> uncertainty_ranking(DawidSkene().fit(X), X)[0]
+    np.int64(1)
+    """
+    _check(model)
+    return np.argsort(-_entropy(np.asarray(model.predict_proba(X))), kind="stable")
+
+
+def expected_information_gain(model, X, raters=None, weights=None):
+    """Expected reduction of each item's posterior entropy (nats) from one
+    more rating by a rater drawn from the pool.
+
+    Parameters
+    ----------
+    model : fitted skcrowd estimator
+    X : ratings in any form ``model`` accepts
+    raters : array-like of rater ids, or list of such arrays, default=None
+        The pool: one array for every item (default: every rater of the
+        fitted model), or one array per item (e.g. the raters still
+        available for it).
+    weights : array-like, default=None
+        With one pool for every item, the probability of each of its raters
+        answering next (default: uniform).
+
+    Returns
+    -------
+    gain : ndarray of shape (n_items,)
+        0 for an item whose pool is empty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.active import expected_information_gain
+    >>> X = np.array([[0, 0, 0], [0, 1, np.nan], [1, 1, 1], [1, 0, 1]])
+    >>> gain = expected_information_gain(DawidSkene().fit(X), X)
+    >>> int(gain.argmax())
+    1
+    """
+    _check(model)
+    R = _as_ratings(model, X)
+    n_items = len(R)
+    fitted = np.asarray(model.rater_ids_)
+    if raters is None:
+        pools = [fitted] * n_items
+    elif len(raters) == n_items and all(np.ndim(p) == 1 for p in raters) and \
+            not np.isscalar(raters[0]):
+        pools = [np.asarray(p) for p in raters]
+    else:
+        pools = [np.asarray(raters)] * n_items
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        if len(weights) != len(pools[0]) or np.any(weights < 0) or weights.sum() <= 0:
+            raise ValueError("weights must be one non-negative number per rater of the pool.")
+        weights = weights / weights.sum()
+    classes = model.classes_
+    K = len(classes)
+    base_proba = np.asarray(model.predict_proba(R))
+    base_score = np.asarray(model.score_samples(R))
+    # Every (item, rater, label) hypothesis as one new item: the item's
+    # ratings plus the hypothetical one, scored in one call.
+    sizes = np.array([len(p) for p in pools]) * K
+    owner = np.repeat(np.arange(n_items), sizes)
+    if len(owner) == 0:
+        return np.zeros(n_items)
+    hyp_rater = np.concatenate([np.repeat(p, K) for p in pools])
+    hyp_label = np.concatenate([np.tile(classes, len(p)) for p in pools])
+    counts = np.diff(R._item_ptr)
+    take = np.concatenate([np.arange(R._item_ptr[i], R._item_ptr[i + 1]) for i in owner]) \
+        if counts.sum() else np.zeros(0, dtype=np.int64)
+    old_item = np.repeat(np.arange(len(owner)), counts[owner])
+    item = np.concatenate([old_item, np.arange(len(owner))])
+    rater = np.concatenate([R.rater[take], hyp_rater])
+    label = np.concatenate([R.label[take], hyp_label])
+    order = np.argsort(item, kind="stable")
+    H = Ratings(item[order], rater[order], label[order], item_ids=np.arange(len(owner)),
+                rater_ids=fitted)
+    proba = np.asarray(model.predict_proba(H))
+    predictive = np.exp(np.asarray(model.score_samples(H)) - base_score[owner])
+    after = _entropy(proba)
+    # per (item, rater): normalise the predictive over the K labels (it sums
+    # to one up to the models' quadrature), then the expected entropy
+    predictive = predictive.reshape(-1, K)
+    predictive /= predictive.sum(axis=1, keepdims=True)
+    expected = (predictive * after.reshape(-1, K)).sum(axis=1)
+    pair_owner = owner[::K]
+    if weights is not None:
+        pair_weight = np.tile(weights, n_items)
+    else:
+        pair_weight = 1.0 / np.repeat(np.maximum(sizes // K, 1), sizes // K)
+    expected_after = np.bincount(pair_owner, weights=pair_weight * expected, minlength=n_items)
+    gain = _entropy(base_proba) - expected_after
+    gain[sizes == 0] = 0.0
+    return np.maximum(gain, 0.0)
+
+
+def information_gain_ranking(model, X, raters=None, weights=None):
+    """Items of ``X`` by :func:`expected_information_gain`, largest first.
+
+    Returns
+    -------
+    order : ndarray of shape (n_items,)
+        Item positions, best candidate first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.active import information_gain_ranking
+    >>> X = np.array([[0, 0, 0], [0, 1, np.nan], [1, 1, 1], [1, 0, 1]])
+    >>> information_gain_ranking(DawidSkene().fit(X), X)[0]
+    np.int64(1)
+    """
+    gain = expected_information_gain(model, X, raters=raters, weights=weights)
+    return np.argsort(-gain, kind="stable")

@@ -1,0 +1,170 @@
+"""Partial gold: fit(X, y) with some items' true labels known."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import cross_val_score
+
+from skcrowd import (GLAD, IRT3PL, MACE, DawidSkene, MajorityVote, MeanRating, MedianRating,
+                     OrdinalMixture, Ratings)
+from skcrowd.datasets import make_dawid_skene
+from skcrowd.metrics import gold_accuracy, gold_accuracy_scorer
+
+CATEGORICAL = [DawidSkene(), DawidSkene(confusion="one_coin"), GLAD(max_iter=50),
+               IRT3PL(max_iter=30), MACE(n_init=2), MACE(method="em", n_init=2),
+               MajorityVote()]
+ITERATIVE = [DawidSkene(), DawidSkene(confusion="one_coin"), GLAD(class_prior="learn"),
+             IRT3PL(max_iter=30), MACE(n_init=1), MACE(method="em", class_prior="learn",
+                                                     n_init=1),
+             OrdinalMixture(max_iter=30, n_init=1)]
+
+
+@pytest.fixture(scope="module")
+def binary():
+    sim = make_dawid_skene(n_items=300, n_raters=8, n_classes=2, ratings_per_item=3,
+                           random_state=0)
+    rng = np.random.default_rng(1)
+    known = rng.random(len(sim.true_labels)) < 0.2
+    y = np.where(known, sim.true_labels, np.nan)
+    return sim, known, y
+
+
+def _fit_quietly(model, X, y=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit_predict(X, y)
+
+
+@pytest.mark.parametrize("model", CATEGORICAL, ids=lambda m: type(m).__name__)
+def test_known_items_keep_their_labels_exactly(binary, model):
+    sim, known, y = binary
+    labels = _fit_quietly(model, sim.ratings, y)
+    np.testing.assert_array_equal(labels[known], sim.true_labels[known])
+
+
+@pytest.mark.parametrize("model", [MeanRating(), MedianRating(),
+                                   OrdinalMixture(max_iter=30, n_init=1)],
+                         ids=lambda m: type(m).__name__)
+def test_known_items_keep_their_values_exactly(model):
+    rng = np.random.default_rng(0)
+    truth = rng.integers(1, 6, 120)
+    X = np.clip(truth[:, None] + rng.integers(-1, 2, (120, 5)), 1, 5).astype(float)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    y = np.where(rng.random(120) < 0.25, truth, np.nan)
+    values = _fit_quietly(model, X, y)
+    known = ~np.isnan(y)
+    np.testing.assert_array_equal(values[known], y[known])
+    proba = model.fit(X, y).predict_proba(X)  # without y: the ratings alone
+    assert proba.shape == (120, 5)
+
+
+@pytest.mark.parametrize("model", ITERATIVE, ids=lambda m: type(m).__name__)
+def test_objective_with_gold_never_decreases(binary, model):
+    sim, known, y = binary
+    X, yy = sim.ratings, y
+    if isinstance(model, OrdinalMixture):
+        X = np.where(np.isnan(sim.ratings.to_dense()), np.nan, sim.ratings.to_dense() + 1)
+        yy = y + 1
+    _fit_quietly(model, X, yy)
+    history = model.objective_history_
+    assert len(history) > 2
+    assert np.all(np.diff(history) >= -1e-9 * np.abs(history[1:]))
+    assert np.all(np.isfinite(history))
+
+
+def test_gold_rescues_a_label_flipped_crowd():
+    """Most raters flip the binary label: unsupervised EM takes the flipped
+    reading (as the majority does); 10% gold tells it which is which, and the
+    known items move the raters' confusion matrices to the right mode."""
+    rng = np.random.default_rng(3)
+    n, truth = 600, rng.integers(0, 2, 600)
+    X = np.empty((n, 5))
+    for j in range(5):
+        right = rng.random(n) < 0.85
+        X[:, j] = np.where(right, truth, 1 - truth) if j < 2 else np.where(right, 1 - truth,
+                                                                            truth)
+    y = np.where(rng.random(n) < 0.1, truth, np.nan)
+    unknown = np.isnan(y)
+    # MACE has no adversarial raters (a spammer's labels do not depend on
+    # the truth): with gold it can only follow the two good raters (85%)
+    for model, level in ((DawidSkene(), 0.9), (GLAD(), 0.9), (MACE(n_init=1), 0.8)):
+        plain = _fit_quietly(model, X)
+        assert np.mean(plain[unknown] == truth[unknown]) < 0.5
+        labels = _fit_quietly(model, X, y)
+        assert np.mean(labels[unknown] == truth[unknown]) > level
+    ds = DawidSkene().fit(X, y)
+    accuracy = np.diagonal(ds.confusion_, axis1=1, axis2=2).mean(axis=1)
+    assert np.all(accuracy[:2] > 0.75) and np.all(accuracy[2:] < 0.25)
+
+
+def test_predict_infers_from_ratings_alone(binary):
+    """fit_predict(X, y) clamps; predict(X) does not see y, and agrees with it
+    on every unknown item."""
+    sim, known, y = binary
+    model = DawidSkene()
+    clamped = model.fit_predict(sim.ratings, y)
+    free = model.predict(sim.ratings)
+    np.testing.assert_array_equal(free[~known], clamped[~known])
+
+
+def test_y_by_item_id_and_missing_markers(binary):
+    pd = pytest.importorskip("pandas")
+    sim, known, y = binary
+    R = sim.ratings
+    ids = np.array([f"item{i}" for i in range(len(R))])
+    named = Ratings(ids[R.item], R.rater, R.label, item_ids=ids)
+    expected = DawidSkene().fit(R, y).confusion_
+    mapping = {ids[i]: sim.true_labels[i] for i in np.flatnonzero(known)}
+    # positional, with pd.NA where unknown (a nullable array has no index)
+    nullable = pd.Series(sim.true_labels, dtype="Int64").mask(~known).array
+    for gold in (mapping, pd.Series(mapping), pd.Series(y, index=ids), nullable):
+        np.testing.assert_allclose(DawidSkene().fit(named, gold).confusion_, expected)
+    as_objects = np.where(known, sim.true_labels.astype(object), None)
+    np.testing.assert_allclose(DawidSkene().fit(R, as_objects).confusion_, expected)
+    all_missing = np.full(len(R), np.nan)
+    np.testing.assert_allclose(DawidSkene().fit(R, all_missing).confusion_,
+                               DawidSkene().fit(R).confusion_)
+
+
+def test_y_string_labels_and_new_class():
+    X = np.array([["a", "b"], ["a", "a"], ["b", "b"]], dtype=object)
+    model = DawidSkene().fit(X, ["c", None, None])
+    np.testing.assert_array_equal(model.classes_, ["a", "b", "c"])
+    assert model.fit_predict(X, ["c", None, None])[0] == "c"
+
+
+@pytest.mark.parametrize("y, message", [
+    (np.zeros(5), "y has 5 entries but X has 3 items"),
+    (np.zeros((3, 2)), "one-dimensional"),
+    ({7: 1.0}, "item 7, which is not an item of X"),
+    (["x", None, None], "different types"),
+])
+def test_bad_y_is_a_clear_error(y, message):
+    X = np.array([[0, 1], [1, 1], [0, 0]], dtype=float)
+    with pytest.raises(ValueError, match=message):
+        DawidSkene().fit(X, y)
+
+
+def test_y_outside_declared_classes():
+    X = np.array([[0, 1], [1, 1], [0, 0]], dtype=float)
+    with pytest.raises(ValueError, match="y: Label 2.0 is not one of the classes"):
+        DawidSkene(classes=[0, 1]).fit(X, [2, np.nan, np.nan])
+
+
+def test_y_is_not_modified(binary):
+    sim, known, y = binary
+    before = y.copy()
+    DawidSkene().fit(sim.ratings, y)
+    np.testing.assert_array_equal(y, before)
+
+
+def test_gold_accuracy_and_scorer(binary):
+    sim, known, y = binary
+    assert gold_accuracy(["a", None, "b"], ["a", "b", "a"]) == 0.5
+    with pytest.raises(ValueError, match="no known"):
+        gold_accuracy([np.nan], [1.0])
+    scores = cross_val_score(DawidSkene(), sim.ratings, sim.true_labels.astype(float), cv=3,
+                             scoring=gold_accuracy_scorer)
+    assert np.all(scores > 0.8)

@@ -1,0 +1,107 @@
+"""Stepwise (online) EM: partial_fit over batches of items."""
+
+import numpy as np
+import pytest
+
+from skcrowd import GLAD, IRT3PL, MACE, DawidSkene, Ratings
+from skcrowd.datasets import make_dawid_skene, make_glad
+
+
+def batches(R, size, only_used_raters=True):
+    """Batches of whole items; each batch lists only the raters it uses, so
+    raters appear as the stream goes (matched by id)."""
+    for start in range(0, len(R), size):
+        part = R[np.arange(start, min(start + size, len(R)))]
+        if only_used_raters:
+            part = Ratings(part.item, part.rater, part.label, item_ids=part.item_ids)
+        yield part
+
+
+@pytest.fixture(scope="module")
+def four_classes():
+    return make_dawid_skene(n_items=20_000, n_raters=60, n_classes=4, ratings_per_item=4,
+                            random_state=0)
+
+
+def aligned(model, rater_ids, values):
+    pos = {r: j for j, r in enumerate(model.rater_ids_)}
+    return values[[pos[r] for r in rater_ids]]
+
+
+def test_dawid_skene_one_pass_matches_the_batch_fit(four_classes):
+    sim = four_classes
+    R = sim.ratings
+    batch = DawidSkene().fit(R)
+    online = DawidSkene(classes=[0, 1, 2, 3])
+    for part in batches(R, 1000):
+        online.partial_fit(part)
+    assert online.n_iter_ == 20
+    assert sorted(online.rater_ids_) == sorted(R.rater_ids)
+    truth = sim.true_labels
+    accuracy = np.mean(online.predict(R) == truth)
+    assert accuracy >= np.mean(batch.predict(R) == truth) - 0.01
+    confusion = aligned(online, R.rater_ids, online.confusion_)
+    assert np.abs(confusion - sim.confusion).mean() < 0.05
+    # predict works on any items, after any number of batches
+    early = DawidSkene(classes=[0, 1, 2, 3]).partial_fit(next(batches(R, 1000)))
+    assert early.predict(R[np.arange(5000, 5100)]).shape == (100,)
+
+
+def test_glad_one_pass_matches_the_batch_fit():
+    sim = make_glad(n_items=10_000, n_raters=40, ratings_per_item=4, dense=False,
+                    random_state=1)
+    R = sim.ratings
+    batch = GLAD().fit(R)
+    online = GLAD()
+    for part in batches(R, 1000):
+        online.partial_fit(part)
+    truth = sim.true_labels
+    assert np.mean(online.predict(R) == truth) >= np.mean(batch.predict(R) == truth) - 0.01
+    ability = aligned(online, R.rater_ids, online.rater_ability_)
+    assert np.abs(ability - batch.rater_ability_).mean() < 0.1
+
+
+def test_mace_one_pass_matches_the_batch_fit(four_classes):
+    sim = four_classes
+    R = sim.ratings[np.arange(10_000)]
+    batch = MACE(n_init=1).fit(R)
+    online = MACE(classes=[0, 1, 2, 3])
+    for part in batches(R, 1000):
+        online.partial_fit(part)
+    truth = sim.true_labels[:10_000]
+    assert np.mean(online.predict(R) == truth) >= np.mean(batch.predict(R) == truth) - 0.01
+    competence = aligned(online, R.rater_ids, online.rater_competence_)
+    assert np.abs(competence - batch.rater_competence_).mean() < 0.02
+
+
+def test_partial_fit_with_gold_clamps_and_informs_raters(four_classes):
+    sim = four_classes
+    R = sim.ratings[np.arange(2000)]
+    y = np.where(np.arange(2000) % 5 == 0, sim.true_labels[:2000], np.nan)
+    plain, gold = DawidSkene(), DawidSkene()
+    for start in range(0, 2000, 500):
+        idx = np.arange(start, start + 500)
+        plain.partial_fit(R[idx])
+        gold.partial_fit(R[idx], y[idx])
+    error = [np.abs(m.confusion_ - sim.confusion).mean() for m in (plain, gold)]
+    assert error[1] < error[0]
+
+
+def test_a_class_missing_from_the_first_batch_needs_classes():
+    X1 = np.array([[0, 1], [1, 1]], dtype=float)
+    X2 = np.array([[2, 2], [1, 2]], dtype=float)
+    with pytest.raises(ValueError, match="declare them all with classes"):
+        DawidSkene().partial_fit(X1).partial_fit(X2)
+    model = DawidSkene(classes=[0, 1, 2]).partial_fit(X1).partial_fit(X2)
+    assert model.classes_.tolist() == [0, 1, 2] and model.predict(X2)[0] == 2
+
+
+def test_only_models_with_stepwise_em_have_partial_fit():
+    assert hasattr(DawidSkene(), "partial_fit") and hasattr(GLAD(), "partial_fit")
+    assert not hasattr(IRT3PL(), "partial_fit")
+
+
+def test_unnamed_columns_must_keep_their_count():
+    model = DawidSkene().partial_fit(np.array([[0, 1, 1], [1, 1, 0]], dtype=float))
+    with pytest.raises(ValueError, match="X has 2 features, but DawidSkene is expecting 3"):
+        model.partial_fit(np.array([[0, 1], [1, 1]], dtype=float))
