@@ -22,6 +22,13 @@ run's.  Both paths run a fixed number of iterations (``tol=0``);
 Run (the full run takes several minutes and up to ~8 GB):
     PYTHONPATH=. python benchmarks/bench_dask.py                  # 10M and 50M
     PYTHONPATH=. python benchmarks/bench_dask.py --millions 1     # a quick check
+    PYTHONPATH=. python benchmarks/bench_dask.py --millions 10 --models OrdinalMixture \
+        --workers 4 --iterations 3
+
+Flags: ``--millions`` sizes (millions of ratings, several allowed; a
+multiple of 0.5), ``--models`` (DawidSkene, OrdinalMixture), ``--workers``
+(worker processes of 1 thread, default 2), ``--iterations`` (fixed
+iterations per fit; default 4 for DawidSkene, 2 for OrdinalMixture).
 """
 
 import argparse
@@ -146,7 +153,11 @@ def _ratings(frame):
 
 
 def child(args):
+    global N_WORKERS
     warnings.simplefilter("ignore")
+    N_WORKERS = args.workers
+    if args.iterations:
+        ITERATIONS[args.model] = args.iterations
     n_partitions = int(args.millions * 1_000_000) // PER_PARTITION
     run = run_dask if args.path == "dask" else run_memory
     print(json.dumps(run(args.model, n_partitions)))
@@ -156,6 +167,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--millions", type=float, nargs="*", default=[10, 50])
     parser.add_argument("--models", nargs="*", default=["DawidSkene", "OrdinalMixture"])
+    parser.add_argument("--workers", type=int, default=N_WORKERS)
+    parser.add_argument("--iterations", type=int, default=None)
     parser.add_argument("--path", choices=["dask", "memory"], help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -163,7 +176,7 @@ def main():
         args.millions = args.millions[0]
         return child(args)
     print(f"uptime: {os.popen('uptime').read().strip()}", flush=True)
-    print(f"{N_WORKERS} worker processes x 1 thread; partitions of {PER_PARTITION:,} "
+    print(f"{args.workers} worker processes x 1 thread; partitions of {PER_PARTITION:,} "
           f"ratings; {N_RATERS} raters, {RATINGS_PER_ITEM} ratings per item", flush=True)
     for millions in args.millions:
         for model in args.models:
@@ -171,7 +184,8 @@ def main():
             for path in ("memory", "dask"):
                 out = subprocess.run(
                     [sys.executable, __file__, "--path", path, "--model", model,
-                     "--millions", str(millions)],
+                     "--millions", str(millions), "--workers", str(args.workers)]
+                    + (["--iterations", str(args.iterations)] if args.iterations else []),
                     capture_output=True, text=True, check=True)
                 results[path] = json.loads(out.stdout.strip().splitlines()[-1])
             memory, dask = results["memory"], results["dask"]

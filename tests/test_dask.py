@@ -183,6 +183,7 @@ def test_worker_processes(graded):
             proba = aligned(model.predict_proba(long_frame(ratings, npartitions=2)), ratings)
             # GLAD's warm starts live in the worker processes between tasks
             glad = GLAD().fit(long_frame(ratings, npartitions=3))
+            mace = MACE(random_state=0).fit(long_frame(ratings, npartitions=2))
             caries = load_caries().ratings
             irt = IRT3PL.from_tag("ab", random_state=0).fit(long_frame(caries, npartitions=3))
             irt_proba = aligned(irt.predict_proba(long_frame(caries, npartitions=3)), caries)
@@ -200,6 +201,12 @@ def test_worker_processes(graded):
     glad_in_memory = GLAD().fit(ratings)
     assert glad.n_iter_ == glad_in_memory.n_iter_
     np.testing.assert_allclose(glad.rater_ability_, glad_in_memory.rater_ability_, atol=1e-8)
+    mace_in_memory = MACE(random_state=0).fit(ratings)
+    assert mace.n_iter_ == mace_in_memory.n_iter_
+    np.testing.assert_allclose(mace.spam_distribution_, mace_in_memory.spam_distribution_,
+                               rtol=1e-8)
+    np.testing.assert_allclose(mace.rater_competence_, mace_in_memory.rater_competence_,
+                               rtol=1e-8)
     irt_in_memory = IRT3PL.from_tag("ab", random_state=0).fit(caries)
     np.testing.assert_allclose(irt.alpha_sens_, irt_in_memory.alpha_sens_, atol=1e-9)
     np.testing.assert_allclose(irt.lower_bound_, irt_in_memory.lower_bound_, rtol=1e-12)
@@ -316,6 +323,63 @@ def test_an_item_in_two_groups_is_a_clear_error(client, graded):
         ddf = dd.from_pandas(broken, npartitions=npartitions, sort=False)
         with pytest.raises(ValueError, match="more than one group"):
             OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
+
+
+def fitted_attributes(model):
+    return {name: value for name, value in vars(model).items()
+            if name.endswith("_") and not name.startswith("_")}
+
+
+@pytest.mark.parametrize("name", ["DawidSkene", "GLAD", "MACE", "IRT3PL", "Ordinal-None",
+                                  "Ordinal-item", "Ordinal-group"])
+def test_fitted_attributes_on_one_partition(client, graded, name):
+    """Every fitted attribute after a fit on a one-partition frame: a
+    training-item attribute (one entry per item in memory) is None, as
+    doc/scaling.rst lists; every other one equals the in-memory fit's to
+    1e-8 relative."""
+    if name.startswith("Ordinal"):
+        ratings, groups, frame = graded
+        difficulty = None if name == "Ordinal-None" else name.split("-")[1]
+        make = lambda: OrdinalMixture(difficulty=difficulty, n_init=2, random_state=0)  # noqa: E731
+        in_memory = make().fit(ratings, groups=groups if difficulty == "group" else None)
+        ddf = dd.from_pandas(frame, npartitions=1, sort=False)
+    else:
+        ratings = make_dawid_skene(n_items=400, n_raters=8, ratings_per_item=4,
+                                   random_state=3).ratings
+        model = {"DawidSkene": DawidSkene, "GLAD": GLAD, "MACE": MACE, "IRT3PL": IRT3PL}[name]
+        make = lambda: model(random_state=0)  # noqa: E731 (MACE: 10 restarts by default)
+        in_memory = make().fit(ratings)
+        ddf = long_frame(ratings, npartitions=1)
+    on_dask = make().fit(ddf)
+    expected = fitted_attributes(in_memory)
+    assert set(fitted_attributes(on_dask)) == set(expected)
+    per_item = {key for key, value in expected.items()
+                if isinstance(value, np.ndarray) and len(value) == ratings.shape[0]}
+    assert per_item == TRAINING_ITEM_ATTRIBUTES[name]
+    for key, value in expected.items():
+        got = getattr(on_dask, key)
+        if key in per_item:
+            assert got is None, key
+        elif isinstance(value, dict):  # IRT3PL's item_prior_
+            assert set(got) == set(value), key
+            for field in value:
+                assert got[field] == pytest.approx(value[field], rel=1e-8), (key, field)
+        elif np.asarray(value).dtype.kind == "f":
+            np.testing.assert_allclose(got, value, rtol=1e-8, atol=1e-300, err_msg=key)
+        else:
+            np.testing.assert_array_equal(got, value, err_msg=key)
+
+
+#: One entry per training item in memory, None after a Dask fit
+#: (the table in doc/scaling.rst).
+TRAINING_ITEM_ATTRIBUTES = {
+    "DawidSkene": set(), "MACE": set(), "GLAD": {"item_difficulty_"},
+    "IRT3PL": {"item_difficulty_", "item_discrimination_", "item_guessing_"},
+    "Ordinal-None": {"item_mean_", "item_std_"},
+    "Ordinal-group": {"item_mean_", "item_std_"},
+    "Ordinal-item": {"item_mean_", "item_std_", "group_difficulty_",
+                     "group_difficulty_shape_", "group_difficulty_rate_"},
+}
 
 
 # -- what crosses the network -------------------------------------------------------
