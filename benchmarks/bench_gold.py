@@ -24,14 +24,14 @@ import numpy as np
 from scipy.stats import spearmanr
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import GLAD, IRT3PL, DawidSkene, MajorityVote, MeanRating, OrdinalMixture
+from skcrowd import GLAD, IRT3PL, MACE, DawidSkene, MajorityVote, MeanRating, OrdinalMixture
 from skcrowd.datasets import load_bluebirds, load_dog, load_rte, load_web
 
 DATASETS = {"rte": load_rte, "bluebirds": load_bluebirds, "dog": load_dog, "web": load_web}
 
 
 def models_for(name):
-    models = {"MajorityVote": MajorityVote, "DawidSkene": DawidSkene, "GLAD": GLAD}
+    models = {"MajorityVote": MajorityVote, "DawidSkene": DawidSkene, "GLAD": GLAD, "MACE": MACE}
     if name in ("rte", "bluebirds"):
         models["IRT3PL"] = IRT3PL
     if name == "web":  # a graded 1..5 scale: accuracy of the rounded value
@@ -46,6 +46,8 @@ def rater_quality(model):
         return model.rater_accuracy_
     if isinstance(model, GLAD):
         return model.rater_ability_
+    if isinstance(model, MACE):
+        return model.rater_competence_
     if isinstance(model, IRT3PL):
         return 0.5 * (model.alpha_sens_ + model.alpha_spec_)
     if isinstance(model, OrdinalMixture):

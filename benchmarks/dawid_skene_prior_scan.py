@@ -7,6 +7,7 @@ Run from the repository root::
     python benchmarks/dawid_skene_prior_scan.py                  # both
     python benchmarks/dawid_skene_prior_scan.py --only gold
     python benchmarks/dawid_skene_prior_scan.py --only synthetic --seeds 5
+    python benchmarks/dawid_skene_prior_scan.py --only pooled --seeds 3
 
 A prior is (c, w): ``prior_correct`` = c pseudo-answers on the diagonal of
 each confusion row and ``prior_wrong`` = w pseudo-answers in all, split
@@ -14,6 +15,12 @@ evenly over the K - 1 wrong labels (w / (K - 1) per cell).  "per cell 0.5"
 is the default, 0.5 on every wrong cell (0.5 (K - 1) in all, so its pull
 toward wrong answers grows with K).  For ``confusion="one_coin"`` w is the
 Beta pseudo-count of wrong answers, a total already.
+
+``pooled`` tries a prototype that is not in the package: every rater's
+confusion row k gets s pseudo-answers spread as the pooled (all raters)
+expected confusion row k of the current iteration, s fixed whatever K
+(empirical Bayes in the prior's mean, plain EM on accuracy only: the
+pooled mean is not the exact maximiser of a joint objective).
 """
 
 import argparse
@@ -60,13 +67,19 @@ def name(prior):
     return f"({prior[0]:g}, {prior[1]})" if prior[1] == LEGACY else f"({prior[0]:g}, {prior[1]:g})"
 
 
-def gold():
+def gold_table(title, first_column):
+    """The shipped sets, the table's header and its majority-vote row."""
     data = {n: load() for n, load in SETS.items()}
-    print("\n## Shipped gold sets: accuracy")
-    print("| prior (c, w) | " + " | ".join(data) + " |")
+    print(f"\n## {title}")
+    print(f"| {first_column} | " + " | ".join(data) + " |")
     print("|---|" + "---|" * len(data))
     mv = [accuracy(MajorityVote(), d.ratings, d.gold) for d in data.values()]
     print("| majority vote | " + " | ".join(f"{a:.4f}" for a in mv) + " |")
+    return data
+
+
+def gold():
+    data = gold_table("Shipped gold sets: accuracy", "prior (c, w)")
     for confusion in ("full", "one_coin"):
         for prior in GRID:
             if confusion == "one_coin" and prior[1] == LEGACY:
@@ -105,6 +118,67 @@ def synthetic(seeds, accuracy_range, n_items=1000, n_raters=60):
                   f"{mean[best]:.4f} | {gaps} |", flush=True)
 
 
+class PooledPriorDawidSkene(DawidSkene):
+    """Prototype: confusion row k of every rater shrunk toward the pooled
+    row k with ``strength`` pseudo-answers in all."""
+
+    def __init__(self, *, strength=5.0, max_iter=200, tol=1e-6):
+        super().__init__(prior_correct=0.0, prior_wrong=0.0, max_iter=max_iter, tol=tol,
+                         accelerate=False)
+        self.strength = strength
+
+    def get_params(self, deep=True):
+        return {"strength": self.strength, "max_iter": self.max_iter, "tol": self.tol}
+
+    def _global_update(self, data, params, stats):
+        K = data.n_classes
+        counts = stats["confusion_counts"]
+        pooled = counts.sum(axis=0) + 1.0 / K
+        mean = pooled / pooled.sum(axis=1, keepdims=True)
+        rows = counts + self.strength * mean[None]
+        prior = stats["class_counts"] + self.prior_class
+        return {"class_prior": prior / prior.sum(),
+                "confusion": rows / rows.sum(axis=2, keepdims=True)}
+
+
+POOLED = ["default", "split (1, 0.5)", "split (4, 1)"] + [f"pooled s={s:g}"
+                                                          for s in (1, 2, 5, 10)]
+
+
+def pooled_model(kind, n_classes):
+    if kind == "default":
+        return DawidSkene()
+    if kind.startswith("split"):
+        c, w = (1.0, 0.5) if kind == "split (1, 0.5)" else (4.0, 1.0)
+        return DawidSkene(prior_correct=c, prior_wrong=w / (n_classes - 1))
+    return PooledPriorDawidSkene(strength=float(kind.split("=")[1]))
+
+
+def pooled(seeds):
+    data = gold_table("Pooled-mean prior (prototype): shipped gold sets", "prior")
+    for kind in POOLED:
+        cells = [accuracy(pooled_model(kind, len(np.unique(d.ratings.label))), d.ratings,
+                          d.gold) for d in data.values()]
+        print(f"| {kind} | " + " | ".join(f"{a:.4f}" for a in cells) + " |", flush=True)
+    for accuracy_range in ((0.4, 0.9), (0.6, 0.95)):
+        print(f"\n## Pooled-mean prior (prototype): synthetic, 1000 items, 60 raters, rater "
+              f"accuracy uniform in {accuracy_range}, mean over {seeds} seeds")
+        print("| K | ratings/item | majority vote | " + " | ".join(POOLED) + " |")
+        print("|---|---|---|" + "---|" * len(POOLED))
+        for K, per_item in itertools.product((2, 3, 5, 8, 10), (2, 3)):
+            scores = np.zeros((seeds, len(POOLED)))
+            mv = np.zeros(seeds)
+            for seed in range(seeds):
+                d = make_dawid_skene(1000, 60, per_item, K, accuracy=accuracy_range,
+                                     random_state=seed)
+                mv[seed] = accuracy(MajorityVote(), d.ratings, d.true_labels)
+                for g, kind in enumerate(POOLED):
+                    scores[seed, g] = accuracy(pooled_model(kind, K), d.ratings,
+                                               d.true_labels)
+            print(f"| {K} | {per_item} | {mv.mean():.4f} | "
+                  + " | ".join(f"{a:.4f}" for a in scores.mean(axis=0)) + " |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="gold,synthetic")
@@ -116,6 +190,8 @@ def main(argv=None):
     if "synthetic" in only:
         for accuracy_range in ((0.4, 0.9), (0.6, 0.95)):
             synthetic(args.seeds, accuracy_range)
+    if "pooled" in only:
+        pooled(args.seeds)
 
 
 if __name__ == "__main__":

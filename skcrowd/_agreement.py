@@ -243,7 +243,10 @@ def posterior_entropy(model, X):
 
     Returns
     -------
-    entropy : ndarray of shape (n_items,)
+    entropy : ndarray of shape (n_items,) or Series
+        A Series named ``entropy`` indexed by item id when the model's
+        ``predict_proba`` returns a DataFrame for ``X`` (long-form input or
+        ``set_output(transform="pandas")``).
 
     Examples
     --------
@@ -254,8 +257,28 @@ def posterior_entropy(model, X):
     >>> posterior_entropy(MajorityVote().fit(X), X).round(3)
     array([0.   , 0.693])
     """
-    proba = np.asarray(model.predict_proba(X), dtype=np.float64)
-    return 0.0 - xlogy(proba, proba).sum(axis=1)  # 0.0 - : no "-0."
+    result = model.predict_proba(X)
+    proba = np.asarray(result, dtype=np.float64)
+    entropy = 0.0 - xlogy(proba, proba).sum(axis=1)  # 0.0 - : no "-0."
+    if hasattr(result, "index"):  # pandas results: the same item index
+        import pandas as pd
+        return pd.Series(entropy, index=result.index, name="entropy")
+    return entropy
+
+
+def _tidy(model, data, values, by, name):
+    """Per-item (or per-rater) values in the form of the model's results:
+    a Series indexed by item (rater) id when the model returns pandas for
+    this input (long-form DataFrame, or ``set_output(transform="pandas")``),
+    else the array."""
+    if not model._pandas_results(data):
+        return values
+    import pandas as pd
+    if by == "item":
+        index = model._item_index(data)
+    else:
+        index = pd.Index(model.rater_ids_, name="rater")
+    return pd.Series(values, index=index, name=name)
 
 
 def _skills(model, skills, n_raters):
@@ -305,8 +328,10 @@ def uncertainty(model, X, *, by="item", skills=None, aggregate=True):
 
     Returns
     -------
-    uncertainty : float or ndarray of shape (n_items,) or (n_raters,)
-        Items (raters) without ratings get 0.
+    uncertainty : float, or ndarray of shape (n_items,) or (n_raters,), or Series
+        Items (raters) without ratings get 0.  With ``aggregate=False``, a
+        Series named ``uncertainty`` indexed by item (rater) id when the
+        model returns pandas results for ``X`` (as :func:`posterior_entropy`).
 
     Examples
     --------
@@ -327,7 +352,9 @@ def uncertainty(model, X, *, by="item", skills=None, aggregate=True):
     norm = totals.sum(axis=1, keepdims=True)
     p = np.divide(totals, norm, out=np.zeros_like(totals), where=norm > 0)
     values = 0.0 - xlogy(p, p).sum(axis=1)
-    return float(values.mean()) if aggregate else values
+    if aggregate:
+        return float(values.mean())
+    return _tidy(model, data, values, by, "uncertainty")
 
 
 def consistency(model, X, *, skills=None, aggregate=True):
@@ -348,7 +375,9 @@ def consistency(model, X, *, skills=None, aggregate=True):
 
     Returns
     -------
-    consistency : float or ndarray of shape (n_items,)
+    consistency : float, or ndarray of shape (n_items,) or Series
+        With ``aggregate=False``, a Series named ``consistency`` indexed by
+        item id when the model returns pandas results for ``X``.
 
     Examples
     --------
@@ -369,6 +398,8 @@ def consistency(model, X, *, skills=None, aggregate=True):
     norm = posterior.sum(axis=1, keepdims=True)
     # no class fits every rating (skills of 1 that disagree): 0, as crowd-kit
     posterior = np.divide(posterior, norm, out=np.zeros_like(posterior), where=norm > 0)
-    predicted = np.searchsorted(model.classes_, model.predict(X))
+    predicted = np.searchsorted(model.classes_, np.asarray(model.predict(X)))
     values = posterior[np.arange(data.n_items), predicted]
-    return float(values.mean()) if aggregate else values
+    if aggregate:
+        return float(values.mean())
+    return _tidy(model, data, values, "item", "consistency")

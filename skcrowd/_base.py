@@ -633,7 +633,9 @@ or Ratings, or a long-form DataFrame
             Model-specific data (for example ``groups``), and for the
             iterative models ``init_params``: a fitted model of the same
             class whose rater parameters (matched by rater id) the fit
-            starts from (see :ref:`warm-start`).
+            starts from; :class:`DawidSkene` also takes ``prior_params``
+            and ``prior_weight``: a fitted model whose rater evidence joins
+            the prior (see :ref:`warm-start`).
 
         Returns
         -------

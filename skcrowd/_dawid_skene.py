@@ -5,6 +5,7 @@ from numbers import Real
 import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
     CrowdModel,
@@ -88,6 +89,11 @@ class DawidSkene(CrowdModel):
         ``confusion_[j, k, l]`` = P(rater j says l | true class k).
     rater_accuracy_ : ndarray of shape (n_raters,)
         P(rater j is right) = Σ_k π_k θ_j[k, k].
+    confusion_counts_ : ndarray of shape (n_raters, n_classes, n_classes) or None
+        Expected number of ratings in which rater j gave label l to an item
+        of true class k, at the final item posteriors; what
+        ``fit(X, prior_params=this_model)`` adds to its prior (see
+        :ref:`warm-start`).  None after a dask or ``partial_fit`` fit.
     n_features_in_ : int
         Number of raters.
     rater_ids_ : ndarray of shape (n_raters,)
@@ -180,10 +186,55 @@ class DawidSkene(CrowdModel):
             )
         return prior
 
-    def _prepare(self, data, **fit_params):
+    def _prepare(self, data, prior_params=None, prior_weight=1.0, **fit_params):
         data = super()._prepare(data, **fit_params)
         self._fixed_prior(data.n_classes)  # validate before any work
+        data.earlier_counts = None
+        if prior_params is not None:
+            data.earlier_counts = self._earlier_counts(data, prior_params, prior_weight)
         return data
+
+    def _earlier_counts(self, data, earlier, weight):
+        """"Shrink toward an earlier fit" (``fit(X, prior_params=earlier,
+        prior_weight=w)``, see :ref:`warm-start`): the Dirichlet prior of
+        rater j's confusion rows gains w times the expected confusion counts
+        of the earlier fit, ``earlier.confusion_counts_[j]``, matched by
+        rater id.  With w = 1 this is the Bayesian update of the rater
+        parameters by the earlier job's ratings (its item posteriors held at
+        their fitted values); w < 1 discounts them (raters change); raters
+        the earlier fit has not seen keep the plain prior."""
+        if isinstance(data, DaskRatingData):
+            raise ValueError("prior_params is not supported with a dask DataFrame.")
+        if not isinstance(earlier, DawidSkene):
+            raise ValueError(f"prior_params must be a fitted DawidSkene; got "
+                             f"{type(earlier).__name__}.")
+        check_is_fitted(earlier)
+        if getattr(earlier, "confusion_counts_", None) is None:
+            raise ValueError("prior_params needs a DawidSkene fitted in memory with fit "
+                             "(its confusion_counts_ are None).")
+        if isinstance(weight, bool) or not isinstance(weight, Real) \
+                or not (0 <= weight < np.inf):
+            raise ValueError(f"prior_weight must be a finite number >= 0; got {weight!r}.")
+        if not (len(earlier.classes_) == len(self.classes_)
+                and np.all(earlier.classes_ == self.classes_)):
+            raise ValueError(
+                f"prior_params needs the classes of the earlier fit "
+                f"({earlier.classes_.tolist()!r}); these ratings have "
+                f"{self.classes_.tolist()!r}. Pass classes=[...]."
+            )
+        counts = np.zeros((data.n_raters, data.n_classes, data.n_classes))
+        position = {rater: j for j, rater in enumerate(earlier.rater_ids_)}
+        for j, rater in enumerate(self.rater_ids_):
+            if rater in position:
+                counts[j] = earlier.confusion_counts_[position[rater]]
+        return float(weight) * counts
+
+    def _prior_counts(self, data):
+        """Dirichlet α - 1 of every rater's confusion rows: the constructor's
+        pseudo-counts, plus an earlier fit's counts (``prior_params``)."""
+        pseudo = self._pseudo_counts(data.n_classes)
+        earlier = getattr(data, "earlier_counts", None)
+        return pseudo if earlier is None else pseudo + earlier
 
     def _init_params(self, data, rng, restart):
         seed = None  # the majority-vote start
@@ -201,8 +252,7 @@ class DawidSkene(CrowdModel):
     def _new_rater_params(self, data, params):
         """A rater not seen before starts at the prior's mode: its
         pseudo-counts, normalised (uniform rows without any)."""
-        counts = np.broadcast_to(self._pseudo_counts(data.n_classes),
-                                 params["confusion"].shape)
+        counts = np.broadcast_to(self._prior_counts(data), params["confusion"].shape)
         totals = counts.sum(axis=2, keepdims=True)
         rows = np.divide(counts, totals, out=np.full(counts.shape, 1.0 / data.n_classes),
                          where=totals > 0)
@@ -270,14 +320,15 @@ class DawidSkene(CrowdModel):
         K = data.n_classes
         counts = stats["confusion_counts"]
         if self.confusion == "full":
-            rows = counts + self._pseudo_counts(K)
+            rows = counts + self._prior_counts(data)
             totals = rows.sum(axis=2, keepdims=True)
             # A rater without ratings and without prior mass: uniform rows.
             confusion = np.divide(rows, totals, out=np.full_like(rows, 1.0 / K),
                                   where=totals > 0)
         else:
-            correct = np.trace(counts, axis1=1, axis2=2) + self.prior_correct
-            total = counts.sum(axis=(1, 2)) + self.prior_correct + self.prior_wrong
+            correct_prior, wrong_prior = self._one_coin_prior(data)
+            correct = np.trace(counts, axis1=1, axis2=2) + correct_prior
+            total = counts.sum(axis=(1, 2)) + correct_prior + wrong_prior
             accuracy = np.divide(correct, total, out=np.full_like(correct, 1.0 / K),
                                  where=total > 0)
             confusion = _one_coin(accuracy, K)
@@ -311,25 +362,34 @@ class DawidSkene(CrowdModel):
         prior = _softmax(vector[n:]) if self.class_prior is None else params["class_prior"]
         return {"class_prior": prior, "confusion": confusion}
 
-    def _log_prior(self, params, n_classes):
+    def _one_coin_prior(self, data):
+        """Beta α - 1 of each rater's accuracy (``"one_coin"``): correct and
+        wrong answers, plus an earlier fit's (``prior_params``)."""
+        correct, wrong = float(self.prior_correct), float(self.prior_wrong)
+        earlier = getattr(data, "earlier_counts", None)
+        if earlier is None:
+            return correct, wrong
+        right = np.trace(earlier, axis1=1, axis2=2)
+        return correct + right, wrong + earlier.sum(axis=(1, 2)) - right
+
+    def _log_prior(self, params, data):
         """log p(π, θ) up to a constant (the Dirichlet/Beta kernels)."""
         with np.errstate(divide="ignore"):
             log_theta = np.log(params["confusion"])
             if self.confusion == "full":
-                pseudo = self._pseudo_counts(n_classes)
+                pseudo = np.broadcast_to(self._prior_counts(data), log_theta.shape)
                 value = np.sum(np.where(pseudo > 0, pseudo * log_theta, 0.0))
             else:
                 accuracy = params["confusion"][:, 0, 0]
-                value = np.sum(
-                    _xlogy(self.prior_correct, accuracy) + _xlogy(self.prior_wrong, 1 - accuracy)
-                )
+                correct, wrong = self._one_coin_prior(data)
+                value = np.sum(_xlogy(correct, accuracy) + _xlogy(wrong, 1 - accuracy))
             if self.class_prior is None:
                 value += np.sum(_xlogy(self.prior_class, params["class_prior"]))
         return value
 
     def _objective(self, data, params, items, stats):
         """Mean log posterior per item: log p(X | π, θ) + log p(π, θ)."""
-        total = stats["loglik_total"] + self._log_prior(params, data.n_classes)
+        total = stats["loglik_total"] + self._log_prior(params, data)
         return total / data.n_items
 
     # -- result tables and new raters (the base class uses these) ------------------
@@ -345,6 +405,11 @@ class DawidSkene(CrowdModel):
         self.confusion_ = params["confusion"]
         diag = np.diagonal(self.confusion_, axis1=1, axis2=2)
         self.rater_accuracy_ = diag @ self.class_prior_
+        # the expected counts at the final item posteriors (known items at
+        # their class): what a later fit's prior_params adds to its prior
+        self.confusion_counts_ = None
+        if items is not None:
+            self.confusion_counts_ = self._stats(data, items["proba"])["confusion_counts"]
 
     def _fitted_params(self):
         return {"class_prior": self.class_prior_, "confusion": self.confusion_}

@@ -529,6 +529,13 @@ class IRT3PL(CrowdModel):
         pv, pg, ph = self._rater_log_prior(sens, spec)
         return value + pv, grad + pg, hess + ph
 
+    def _rater_value(self, W, sens, spec, nodes):
+        """The value of :meth:`_rater_terms` alone (the same bits), for the
+        line search."""
+        value = np.empty(len(sens))
+        kernels.rater_expected_loglik_value.pick(W.size)(W, sens, spec, *nodes, value)
+        return value + self._rater_log_prior(sens, spec)[0]
+
     def _rater_newton(self, W, sens, spec, nodes):
         """One safeguarded Newton step per group in the free parameters.
 
@@ -574,7 +581,7 @@ class IRT3PL(CrowdModel):
         for _ in range(40):
             trial = theta + scale * step
             ts, tp = _alphas(trial, one)
-            f1, _, _ = self._rater_terms(W, ts, tp, nodes)
+            f1 = self._rater_value(W, ts, tp, nodes)
             ok = ~accepted & (f1 >= f0) & np.isfinite(f1)
             new_sens[ok], new_spec[ok] = ts[ok], tp[ok]
             accepted |= ok
@@ -583,20 +590,25 @@ class IRT3PL(CrowdModel):
             scale *= 0.5
         return new_sens, new_spec
 
-    def _hyper_objective(self, vec, W, sens, spec, grid):
+    def _hyper_objective(self, vec, W, sens, spec, grid, value_only=False):
         """Expected log likelihood + hyperprior as a function of the item
         population (log scales, guessing mean): value, gradient, Hessian.
 
         Each hyperparameter moves one node coordinate: b = σ_β u₁, d =
         exp(σ_δ u₂), t = μ_λ + σ_λ u₃ (u the standard grid), so the chain
         rule turns the per-node derivatives of ``node_derivatives`` into
-        exact derivatives in (log σ_β, log σ_δ, μ_λ, log σ_λ).
+        exact derivatives in (log σ_β, log σ_δ, μ_λ, log σ_λ).  With
+        ``value_only``, the value alone (the same bits).
         """
         names = self._hyper_names()
         hyper = _hyper_from_vector(names, vec)
         b, d, log_guess, log_noguess = self._node_values(grid, hyper)
         M = len(b)
         node_value = np.empty(M)
+        if value_only:  # the line search: the same sum without the derivatives
+            kernels.node_expected_loglik_value.pick(W.size)(W, sens, spec, b, d, log_guess,
+                                                            log_noguess, node_value)
+            return float(node_value.sum()) + _hyper_log_prior(names, vec)
         node_grad = np.empty((3, M))
         node_hess = np.empty((6, M))
         kernels.node_derivatives.pick(W.size)(W, sens, spec, b, d, log_guess, log_noguess,
@@ -650,7 +662,7 @@ class IRT3PL(CrowdModel):
         step *= min(1.0, 1.0 / max(np.abs(step).max(), 1e-300))
         for _ in range(30):
             trial = np.clip(vec + step, low, high)
-            f1 = self._hyper_objective(trial, W, sens, spec, grid)[0]
+            f1 = self._hyper_objective(trial, W, sens, spec, grid, value_only=True)
             if np.isfinite(f1) and f1 >= f0:
                 return _hyper_from_vector(names, trial)
             step *= 0.5

@@ -78,10 +78,20 @@ default="uniform"
         Restarts (the paper's 10); the one with the highest objective is
         kept.
     random_state : int, RandomState instance or None, default=None
+    warm_start : bool, default=False
+        If True, each ``fit`` after the first starts from the fitted rater
+        parameters (θ_j and ξ_j; VB: their Beta / Dirichlet posteriors),
+        matched by rater id (raters not seen before start as in a cold
+        fit), as one run (``n_init`` is ignored).  See :ref:`warm-start`.
     verbose : int, default=0
     n_jobs : int, default=None
         Numba threads for the kernels (restored afterwards); results do not
         depend on it.
+    accelerate : bool, default=True
+        Extrapolate the EM / VB sequence (SQUAREM, in log coordinates of the
+        Beta and Dirichlet parameters (EM: of the smoothed counts) and of π;
+        see :doc:`/acceleration`): the same optimum in fewer passes over the
+        data.  ``False`` runs the plain iteration.
 
     Attributes
     ----------
@@ -137,7 +147,11 @@ default="uniform"
     _supports_dask = True
     #: stepwise EM blends the expected knowing counts, the ratings per
     #: (rater, label) cell (both flat, rater-major) and the class counts
-    _rater_params = ("log_know", "log_spam", "log_strategy")
+    #: the log weights the local step reads and the Beta / Dirichlet
+    #: parameters (EM: smoothed counts) they come from, the coordinates of
+    #: the accelerated loop: a warm start carries both, so they agree
+    _rater_params = ("log_know", "log_spam", "log_strategy", "knowing", "spamming",
+                     "strategy")
     _shared_params = ("log_prior",)
     _online_stats = ("know", "count", "class_counts")
     _online_rater_stats = ("know", "count")
@@ -171,8 +185,10 @@ default="uniform"
         tol=1e-6,
         n_init=10,
         random_state=None,
+        warm_start=False,
         verbose=0,
         n_jobs=None,
+        accelerate=True,
     ):
         self.method = method
         self.prior_knowing = prior_knowing
@@ -188,8 +204,10 @@ default="uniform"
         self.tol = tol
         self.n_init = n_init
         self.random_state = random_state
+        self.warm_start = warm_start
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.accelerate = accelerate
 
     # -- the model's math -------------------------------------------------------
     def _smoothing(self, n_classes):
@@ -254,13 +272,10 @@ default="uniform"
             "class_counts": posterior.sum(axis=0),
         }
 
-    def _start_state(self, init_params):
-        if init_params is not None:
-            raise ValueError("MACE does not take init_params (no warm start yet).")
-        return None
-
     def _warm_params(self, data, rng, start):
-        # partial_fit: the earlier θ, ξ, π; the kernel tables from them
+        # warm start and partial_fit: the earlier θ, ξ, π (VB: the weights
+        # exp E[log ·] of their posteriors, what the local step reads); the
+        # kernel tables are made from them again
         params = super()._warm_params(data, rng, start)
         for name in ("off", "gain", "know_share"):
             params.pop(name, None)
@@ -312,16 +327,10 @@ default="uniform"
         call, which also returns the objective's parameter term)."""
         J, K = data.n_raters, data.n_classes
         count = stats["count"] if params is None else params["count"]
-        new = {"count": count}
-        for name in ("log_know", "log_spam", "knowing", "spamming"):
-            new[name] = np.empty(J)
-        for name in ("off", "gain", "know_share"):
-            new[name] = np.empty(J * K)
-        new["log_strategy"], new["strategy"] = np.empty((J, K)), np.empty((J, K))
+        new = _rater_arrays(J, K, count)
         new["param_term"] = kernels.rater_update(
-            stats["know"], count, self.method == "vb", float(self.prior_knowing),
-            float(self.prior_spamming), float(self.prior_strategy),
-            self._smoothing(K), new["log_know"], new["log_spam"], new["log_strategy"],
+            stats["know"], count, self.method == "vb", *self._priors(K),
+            new["log_know"], new["log_spam"], new["log_strategy"],
             new["knowing"], new["spamming"], new["strategy"],
             new["off"], new["gain"], new["know_share"],
         )
@@ -329,9 +338,50 @@ default="uniform"
         if prior is None:
             prior = stats["class_counts"] + self.prior_class
             prior = prior / prior.sum()
-            new["param_term"] += self.prior_class * np.sum(np.log(prior))
-        new["log_prior"] = np.log(prior)
-        return new
+        return self._with_class_prior(new, prior)
+
+    def _priors(self, n_classes):
+        return (float(self.prior_knowing), float(self.prior_spamming),
+                float(self.prior_strategy), self._smoothing(n_classes))
+
+    def _with_class_prior(self, params, prior):
+        """``params`` with π (and, when it is learned, its log prior in the
+        parameter term)."""
+        if self._fixed_prior(prior.shape[0]) is None:
+            params["param_term"] += self.prior_class * np.sum(np.log(prior))
+        params["log_prior"] = np.log(prior)
+        return params
+
+    # -- acceleration hooks (the base loop's SQUAREM) ---------------------------
+    def _params_to_vector(self, params):
+        """log of the Beta / Dirichlet parameters (VB) or of the smoothed
+        counts (EM) of every rater, and log π when it is learned (mapped
+        back to the simplex by normalising): every point of these
+        coordinates is a valid q(θ, ξ) or θ, ξ."""
+        parts = [np.log(params["knowing"]), np.log(params["spamming"]),
+                 np.log(params["strategy"]).ravel()]
+        if self._fixed_prior(params["strategy"].shape[1]) is None:
+            parts.append(params["log_prior"])
+        return np.concatenate(parts)
+
+    def _params_from_vector(self, vector, params):
+        J, K = params["strategy"].shape
+        new = _rater_arrays(J, K, params["count"])
+        new["knowing"][:] = np.exp(vector[:J])
+        new["spamming"][:] = np.exp(vector[J:2 * J])
+        new["strategy"][:] = np.exp(vector[2 * J:J * (K + 2)]).reshape(J, K)
+        new["param_term"] = kernels.rater_params(
+            new["knowing"], new["spamming"], new["strategy"], self.method == "vb",
+            *self._priors(K), new["log_know"], new["log_spam"], new["log_strategy"],
+            new["off"], new["gain"], new["know_share"],
+        )
+        if self._fixed_prior(K) is None:
+            log_prior = vector[J * (K + 2):]
+            prior = np.exp(log_prior - log_prior.max())
+            prior /= prior.sum()
+        else:
+            prior = np.exp(params["log_prior"])
+        return self._with_class_prior(new, prior)
 
     def _objective(self, data, params, items, stats):
         """Per item: the log posterior (EM) or the ELBO (VB).
@@ -382,14 +432,24 @@ default="uniform"
 
     def _fitted_params(self):
         """The parameters the local step of the fit used (VB: the weights
-        exp E[log ·] of the posteriors)."""
+        exp E[log ·] of the posteriors) and where they come from: the
+        posteriors (VB) or the smoothed counts (EM) that give them."""
         log_prior = np.log(self.class_prior_)
         if self.method == "em":
+            theta, xi = self.rater_competence_, self.spam_distribution_
+            # the smoothed counts of the last M-step: θ (a + b) and
+            # (1 - θ)(a + b) with a + b = the rater's ratings + 2 smoothing,
+            # and ξ times the spam count plus K smoothing
+            smoothing = self._smoothing(xi.shape[1])
+            total = np.asarray(self._rater_counts, dtype=np.float64) + 2 * smoothing
+            spamming = (1 - theta) * total
+            strategy = xi * (spamming + (xi.shape[1] - 1) * smoothing)[:, None]
             return {
                 "log_prior": log_prior,
-                "log_know": np.log(self.rater_competence_),
-                "log_spam": np.log1p(-self.rater_competence_),
-                "log_strategy": np.log(self.spam_distribution_),
+                "log_know": np.log(theta),
+                "log_spam": np.log1p(-theta),
+                "log_strategy": np.log(xi),
+                "knowing": theta * total, "spamming": spamming, "strategy": strategy,
             }
         a, b = self.competence_posterior_.T
         c = self.spam_posterior_
@@ -399,6 +459,7 @@ default="uniform"
             "log_know": digamma(a) - psi_ab,
             "log_spam": digamma(b) - psi_ab,
             "log_strategy": digamma(c) - digamma(c.sum(axis=1, keepdims=True)),
+            "knowing": a.copy(), "spamming": b.copy(), "strategy": c.copy(),
         }
 
     def _plug_in_params(self):
@@ -419,6 +480,19 @@ default="uniform"
         knew = rng.random(data.n_ratings) < self.rater_competence_[data.rater]
         spam = draw_categorical(self.spam_distribution_[data.rater], rng)
         return np.where(knew, true_class[data.item], spam).astype(np.int32)
+
+
+def _rater_arrays(n_raters, n_classes, count):
+    """Empty global parameters (the kernels fill them) with the fixed
+    ratings per (rater, label) cell ``count``."""
+    new = {"count": count}
+    for name in ("log_know", "log_spam", "knowing", "spamming"):
+        new[name] = np.empty(n_raters)
+    for name in ("off", "gain", "know_share"):
+        new[name] = np.empty(n_raters * n_classes)
+    new["log_strategy"] = np.empty((n_raters, n_classes))
+    new["strategy"] = np.empty((n_raters, n_classes))
+    return new
 
 
 @lru_cache(maxsize=16)

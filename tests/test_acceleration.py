@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import GLAD, IRT3PL, DawidSkene, OrdinalMixture
-from skcrowd.datasets import make_dawid_skene, make_glad, make_irt, make_ordinal
+from skcrowd import GLAD, IRT3PL, MACE, DawidSkene, OrdinalMixture
+from skcrowd.datasets import make_dawid_skene, make_glad, make_irt, make_mace, make_ordinal
 
 
 def _quiet_fit(model, ratings):
@@ -30,6 +30,7 @@ def small():
         "glad": make_glad(500, 12, 4, 2, spammer_fraction=0.2, random_state=1).ratings,
         "irt": make_irt(600, 8, 4, random_state=2).ratings,
         "ordinal": make_ordinal(400, 15, 4, random_state=3).ratings,
+        "mace": make_mace(600, 15, 4, 3, spammer_fraction=0.2, random_state=4).ratings,
     }
 
 
@@ -44,6 +45,12 @@ CASES = {
     "IRT3PL": ("irt", lambda **kw: IRT3PL(n_init=1, random_state=0, **kw), 1e-14,
                lambda m: [m.alpha_sens_, m.alpha_spec_, m.class_prior_,
                           list(m.item_prior_.values())]),
+    # VB: the posterior means of θ and ξ (the probabilities, as for the others)
+    "MACE": ("mace", lambda **kw: MACE(n_init=1, **kw), 1e-13,
+             lambda m: [m.rater_competence_, m.spam_distribution_]),
+    "MACE-em-learn": ("mace", lambda **kw: MACE(method="em", class_prior="learn", n_init=1,
+                                                **kw), 1e-13,
+                      lambda m: [m.rater_competence_, m.spam_distribution_, m.class_prior_]),
 }
 
 

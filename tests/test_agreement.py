@@ -160,3 +160,28 @@ def test_posterior_entropy_uncertainty_and_consistency():
     assert 0 < consistency(mace, X) <= 1
     with pytest.raises(ValueError, match="skills"):
         consistency(ds, X, skills=[0.5, 0.5])
+
+
+def test_per_item_metrics_are_tidy_for_pandas_input():
+    """Long-form input: per-item (per-rater) values as Series indexed by the
+    item (rater) ids, equal to the matrix results in item order."""
+    pd = pytest.importorskip("pandas")
+    X = np.array([[0, 1, np.nan], [0, 0, 0], [1, 1, 0], [1, np.nan, 1]])
+    R = Ratings.from_matrix(X)
+    long = pd.DataFrame({"item": [f"i{i}" for i in R.item_ids[R.item]],
+                         "rater": [f"r{j}" for j in R.rater_ids[R.rater]],
+                         "label": R.label})
+    ds_matrix, ds_long = DawidSkene().fit(X), DawidSkene().fit(long)
+    for metric, kwargs in ((posterior_entropy, {}), (uncertainty, {"aggregate": False}),
+                           (consistency, {"aggregate": False})):
+        tidy = metric(ds_long, long, **kwargs)
+        assert isinstance(tidy, pd.Series), metric.__name__
+        assert tidy.index.tolist() == ["i0", "i1", "i2", "i3"]
+        np.testing.assert_allclose(tidy.to_numpy(), metric(ds_matrix, X, **kwargs))
+        assert isinstance(metric(ds_matrix, X, **kwargs), np.ndarray)
+    by_rater = uncertainty(ds_long, long, by="rater", aggregate=False)
+    assert by_rater.index.tolist() == ["r0", "r1", "r2"]
+    assert by_rater.index.name == "rater" and by_rater.name == "uncertainty"
+    # set_output(transform="pandas") on a matrix: a RangeIndex Series
+    ds_matrix.set_output(transform="pandas")
+    assert isinstance(posterior_entropy(ds_matrix, X), pd.Series)

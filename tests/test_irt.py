@@ -150,6 +150,11 @@ def test_rater_derivatives_match_finite_differences(kernel_case):
     v, g, h = run(sens, spec)
     table = _numpy_table(sens, spec, b, d, lam)
     np.testing.assert_allclose(v, (W * table).sum(axis=(1, 2)), rtol=1e-12)
+    # the line search's value-only kernel: the same numbers, to the bit
+    for kernel in (kernels.rater_expected_loglik_value, kernels.rater_expected_loglik_value.serial):
+        alone = np.empty(J)
+        kernel(W, sens, spec, *args, alone)
+        np.testing.assert_array_equal(alone, v)
     eps = 1e-6
     for k, (ds, dp) in enumerate([(0, eps), (eps, 0)]):  # 0: spec, 1: sens
         vp, gp, _ = run(sens + ds, spec + dp)
@@ -177,6 +182,13 @@ def test_node_derivatives_match_finite_differences(kernel_case, guessing):
     table = _numpy_table(sens, spec, b, d, lam if guessing else 0 * lam)
     per_node = (W * table).sum(axis=(0, 1))
     np.testing.assert_allclose(value, per_node[:M] + per_node[M:], rtol=1e-12)
+    # the line search's value-only kernel: the same numbers, to the bit
+    log_guess = -np.logaddexp(0, -t) if guessing else np.full(M, -np.inf)
+    log_noguess = -np.logaddexp(0, t) if guessing else np.zeros(M)
+    for kernel in (kernels.node_expected_loglik_value, kernels.node_expected_loglik_value.serial):
+        alone = np.empty(M)
+        kernel(W, sens, spec, b, d, log_guess, log_noguess, alone)
+        np.testing.assert_array_equal(alone, value)
     eps = 1e-6
     pair = {(0, 0): 0, (1, 1): 1, (2, 2): 2, (0, 1): 3, (0, 2): 4, (1, 2): 5}
     for k in range(3 if guessing else 2):

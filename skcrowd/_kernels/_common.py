@@ -201,3 +201,72 @@ def normalize_log_rows(log_p, bits):
     for k in range(n):
         log_p[k] *= scale
     return top + np.log(total)
+
+
+@njit(cache=True, nogil=True)
+def normalize_log_block(rows, n_rows, n_classes, bits, log_norm):
+    """:func:`normalize_log_inplace` for ``n_rows`` short rows stored one
+    after another in ``rows`` (row r at ``r * n_classes``), with one
+    vectorised :func:`exp_shifted_inplace` over them all: a libm exp per
+    class and item was the larger part of the item-level steps.
+
+    ``log_norm[r]`` gets row r's log normaliser (an all ``-inf`` row turns
+    uniform with normaliser ``-inf``).  ``bits`` is int64 scratch as long
+    as ``rows``.
+    """
+    for r in range(n_rows):
+        base = r * n_classes
+        top = -np.inf
+        for k in range(n_classes):
+            if rows[base + k] > top:
+                top = rows[base + k]
+        log_norm[r] = top
+        for k in range(n_classes):
+            rows[base + k] = rows[base + k] - top if top > -np.inf else 0.0
+    size = n_rows * n_classes
+    exp_shifted_inplace(rows[:size], 0.0, bits[:size])
+    for r in range(n_rows):
+        base = r * n_classes
+        total = 0.0
+        for k in range(n_classes):
+            total += rows[base + k]
+        log_norm[r] += np.log(total)
+        scale = 1.0 / total
+        for k in range(n_classes):
+            rows[base + k] *= scale
+
+
+@njit(cache=True, nogil=True)
+def start_log_rows(rows, first, last, log_prior, evidence):
+    """The rows of items ``first:last`` in a block of :func:`normalize_log_block`
+    set to log π plus each item's evidence (the gold clamp; ``evidence`` with
+    no rows: none)."""
+    n_classes = log_prior.shape[0]
+    for i in range(first, last):
+        base = (i - first) * n_classes
+        for k in range(n_classes):
+            rows[base + k] = log_prior[k]
+        if evidence.shape[0] > 0:
+            for k in range(n_classes):
+                rows[base + k] += evidence[i, k]
+
+
+@njit(cache=True, nogil=True)
+def store_posterior_rows(rows, first, last, item_ptr, clamped, log_norm, posterior, loglik,
+                         class_total):
+    """Items ``first:last`` of a normalised block: their posteriors into
+    ``posterior``, their log normalisers into ``loglik`` and the posteriors'
+    sum added to ``class_total``.
+
+    An item without ratings has likelihood 1 exactly (π sums to 1), so its
+    ``loglik`` is 0; with gold (``clamped``) it is log Σ π e^evidence,
+    log π_known for a known item.
+    """
+    n_classes = posterior.shape[1]
+    for i in range(first, last):
+        base = (i - first) * n_classes
+        empty = item_ptr[i + 1] == item_ptr[i] and not clamped
+        loglik[i] = 0.0 if empty else log_norm[i - first]
+        for k in range(n_classes):
+            posterior[i, k] = rows[base + k]
+            class_total[k] += rows[base + k]

@@ -5,7 +5,8 @@ once."""
 import numpy as np
 from numba import njit, prange
 
-from ._common import exp_shifted_inplace, serial_and_parallel
+from ._common import (normalize_log_block, serial_and_parallel, start_log_rows,
+                      store_posterior_rows)
 
 #: items whose log joints are exponentiated together
 ITEM_BLOCK = 256
@@ -53,12 +54,12 @@ def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr,
     clamped = evidence.shape[0] > 0
     for c in prange(chunk_ptr.shape[0] - 1):
         # Items go through in blocks: their log joints are written to one
-        # flat buffer, exponentiated in one vectorised pass (a loop of
-        # libm exp over K = 5 values was the larger part of the step), then
-        # normalised and added to the counts.  One buffer per chunk.
+        # flat buffer, normalised in one vectorised pass (a loop of libm exp
+        # over K = 5 values was the larger part of the step), then added to
+        # the counts.  One buffer per chunk.
         rows = np.empty(ITEM_BLOCK * n_classes)
         bits = np.empty(ITEM_BLOCK * n_classes, dtype=np.int64)
-        tops = np.empty(ITEM_BLOCK)
+        tops = np.empty(ITEM_BLOCK)  # log normalisers
         for r in range(n_cells):
             for k in range(n_classes):
                 partial_counts[c, r, k] = 0.0
@@ -66,41 +67,17 @@ def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr,
             partial_class[c, k] = 0.0
         for first in range(chunk_ptr[c], chunk_ptr[c + 1], ITEM_BLOCK):
             last = min(first + ITEM_BLOCK, chunk_ptr[c + 1])
+            start_log_rows(rows, first, last, log_prior, evidence)
             for i in range(first, last):
                 base = (i - first) * n_classes
-                for k in range(n_classes):
-                    rows[base + k] = log_prior[k]
-                if clamped:
-                    for k in range(n_classes):
-                        rows[base + k] += evidence[i, k]
                 for n in range(item_ptr[i], item_ptr[i + 1]):
                     r = cell[n]
                     for k in range(n_classes):
                         rows[base + k] += log_likelihood[r, k]
-                # shift by the row maximum (an all -inf row: uniform)
-                top = -np.inf
-                for k in range(n_classes):
-                    if rows[base + k] > top:
-                        top = rows[base + k]
-                tops[i - first] = top
-                for k in range(n_classes):
-                    rows[base + k] = rows[base + k] - top if top > -np.inf else 0.0
-            size = (last - first) * n_classes
-            exp_shifted_inplace(rows[:size], 0.0, bits[:size])
+            normalize_log_block(rows, last - first, n_classes, bits, tops)
+            store_posterior_rows(rows, first, last, item_ptr, clamped, tops, posterior, loglik,
+                                 partial_class[c])
             for i in range(first, last):
-                base = (i - first) * n_classes
-                total = 0.0
-                for k in range(n_classes):
-                    total += rows[base + k]
-                # an item without ratings has likelihood 1 exactly (π sums to
-                # 1); with gold, log Σ π e^evidence: log π_known if known
-                empty = item_ptr[i + 1] == item_ptr[i] and not clamped
-                loglik[i] = 0.0 if empty else tops[i - first] + np.log(total)
-                scale = 1.0 / total
-                for k in range(n_classes):
-                    p = rows[base + k] * scale
-                    posterior[i, k] = p
-                    partial_class[c, k] += p
                 for n in range(item_ptr[i], item_ptr[i + 1]):
                     r = cell[n]
                     for k in range(n_classes):

@@ -32,17 +32,21 @@ def _logaddexp(a, b):
 
 
 @njit(cache=True, nogil=True)
-def _log_correct_wrong(x, log_guess, log_noguess):
+def _log_correct_wrong(x, log_guess, log_noguess, guess, noguess):
     """(log P(correct), log P(wrong)) at discrimination-scaled log-odds x."""
-    correct, wrong, _, _ = _terms(x, log_guess, log_noguess)
+    correct, wrong, _, _, _ = _terms(x, log_guess, log_noguess, guess, noguess)
     return correct, wrong
 
 
 @njit(cache=True, nogil=True)
-def _terms(x, log_guess, log_noguess):
-    """log P(correct), log P(wrong), σ(x) and d log P(correct) / dx.
+def _terms(x, log_guess, log_noguess, guess, noguess):
+    """log P(correct), log P(wrong), σ(x), d log P(correct) / dx and
+    (1-λ) / P(correct), with λ = ``guess`` = exp(``log_guess``) and
+    1 - λ = ``noguess``.
 
-    One exp and one log1p give log σ(±x); guessing adds one of each.
+    One exp and one log1p give log σ(±x); guessing adds one log:
+    P(correct) = λ + (1-λ)σ(x) ≥ λ is a sum of positive terms, so its log
+    loses nothing (log space only where both underflow).
     """
     e = np.exp(-abs(x))
     l1 = np.log1p(e)
@@ -52,11 +56,17 @@ def _terms(x, log_guess, log_noguess):
         log_s, log_s1, s = x - l1, -l1, e / (1.0 + e)
     wrong = log_noguess + log_s1
     if log_guess == -np.inf:
-        return log_s, wrong, s, 1.0 - s
-    correct = _logaddexp(log_guess, log_noguess + log_s)
-    # d/dx log(λ + (1-λ)σ) = (1-λ)σ(1-σ) / P(correct)
-    slope = np.exp(log_noguess + log_s + log_s1 - correct)
-    return correct, wrong, s, slope
+        return log_s, wrong, s, 1.0 - s, 0.0
+    p = guess + noguess * s
+    if p > 1e-300:
+        correct = np.log(p)
+        ratio = noguess / p
+    else:
+        correct = _logaddexp(log_guess, log_noguess + log_s)
+        ratio = np.exp(log_noguess - correct)
+    # d/dx log(λ + (1-λ)σ) = (1-λ)σ(1-σ) / P(correct), σ(1-σ) = e / (1+e)²
+    slope = ratio * e / ((1.0 + e) * (1.0 + e))
+    return correct, wrong, s, slope, ratio
 
 
 @serial_and_parallel
@@ -70,12 +80,14 @@ def rating_log_table(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table
     table : float64 (n_raters, 2, 2 * M), output
     """
     n_nodes = b.shape[0]
+    guess, noguess = np.exp(log_guess), np.exp(log_noguess)
     for j in prange(alpha_sens.shape[0]):
         for z in range(2):
             alpha = alpha_sens[j] if z == 1 else alpha_spec[j]
             for m in range(n_nodes):
                 x = d[m] * (alpha - b[m])
-                correct, wrong = _log_correct_wrong(x, log_guess[m], log_noguess[m])
+                correct, wrong = _log_correct_wrong(x, log_guess[m], log_noguess[m], guess[m],
+                                                    noguess[m])
                 table[j, z, z * n_nodes + m] = correct
                 table[j, 1 - z, z * n_nodes + m] = wrong
 
@@ -195,6 +207,15 @@ def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
             cdf[p, m] = running
 
 
+@njit(cache=True, nogil=True)
+def _weights(expected_counts, alpha_sens, alpha_spec, g, z, m, n_nodes):
+    """Group g's ability for class z and its expected numbers of correct
+    and wrong ratings at node m of that class."""
+    alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
+    return (alpha, expected_counts[g, z, z * n_nodes + m],
+            expected_counts[g, 1 - z, z * n_nodes + m])
+
+
 @serial_and_parallel
 def rater_expected_loglik(
     expected_counts, alpha_sens, alpha_spec, b, d, log_guess, log_noguess,
@@ -215,6 +236,7 @@ def rater_expected_loglik(
     gradient, hessian : float64 (n_groups, 2), output
     """
     n_nodes = b.shape[0]
+    guess, noguess = np.exp(log_guess), np.exp(log_noguess)
     # Groups are independent (one output row each): parallel and deterministic.
     for g in prange(alpha_sens.shape[0]):
         total = 0.0
@@ -228,7 +250,8 @@ def rater_expected_loglik(
                 if w_correct == 0.0 and w_wrong == 0.0:
                     continue
                 x = d[m] * (alpha - b[m])
-                correct, wrong, s, slope = _terms(x, log_guess[m], log_noguess[m])
+                correct, wrong, s, slope, _ = _terms(x, log_guess[m], log_noguess[m], guess[m],
+                                                     noguess[m])
                 total += w_correct * correct + w_wrong * wrong
                 s1 = 1.0 - s
                 # d/dx log σ(-x) = -σ(x); d²/dx² = -σ(1-σ).
@@ -239,6 +262,51 @@ def rater_expected_loglik(
             gradient[g, z] = grad
             hessian[g, z] = hess
         value[g] = total
+
+
+@serial_and_parallel
+def rater_expected_loglik_value(expected_counts, alpha_sens, alpha_spec, b, d, log_guess,
+                                log_noguess, value):
+    """``value`` of :func:`rater_expected_loglik` alone, summed in the same
+    order (the same bits): what the Newton step's line search compares,
+    without the derivatives' arithmetic."""
+    n_nodes = b.shape[0]
+    guess, noguess = np.exp(log_guess), np.exp(log_noguess)
+    for g in prange(alpha_sens.shape[0]):
+        total = 0.0
+        for z in range(2):
+            alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
+            for m in range(n_nodes):
+                w_correct = expected_counts[g, z, z * n_nodes + m]
+                w_wrong = expected_counts[g, 1 - z, z * n_nodes + m]
+                if w_correct == 0.0 and w_wrong == 0.0:
+                    continue
+                correct, wrong = _log_correct_wrong(d[m] * (alpha - b[m]), log_guess[m],
+                                                    log_noguess[m], guess[m], noguess[m])
+                total += w_correct * correct + w_wrong * wrong
+        value[g] = total
+
+
+@serial_and_parallel
+def node_expected_loglik_value(expected_counts, alpha_sens, alpha_spec, b, d, log_guess,
+                               log_noguess, value):
+    """``value`` of :func:`node_derivatives` alone, summed in the same order
+    (the same bits), for the line search of the hyperparameter step."""
+    n_nodes = b.shape[0]
+    for m in prange(n_nodes):
+        dm = d[m]
+        guess, noguess = np.exp(log_guess[m]), np.exp(log_noguess[m])
+        total = 0.0
+        for g in range(alpha_sens.shape[0]):
+            for z in range(2):
+                alpha, w_correct, w_wrong = _weights(expected_counts, alpha_sens, alpha_spec,
+                                                     g, z, m, n_nodes)
+                if w_correct == 0.0 and w_wrong == 0.0:
+                    continue
+                correct, wrong = _log_correct_wrong(dm * (alpha - b[m]), log_guess[m],
+                                                    log_noguess[m], guess, noguess)
+                total += w_correct * correct + w_wrong * wrong
+        value[m] = total
 
 
 @serial_and_parallel
@@ -268,18 +336,19 @@ def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, l
         dm = d[m]
         guessing = log_guess[m] > -np.inf
         lam = np.exp(log_guess[m]) if guessing else 0.0
+        noguess = np.exp(log_noguess[m])
         total = 0.0
         g_b = g_d = g_t = 0.0
         h_bb = h_dd = h_tt = h_bd = h_bt = h_dt = 0.0
         for g in range(alpha_sens.shape[0]):
             for z in range(2):
-                alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
-                w_correct = expected_counts[g, z, z * n_nodes + m]
-                w_wrong = expected_counts[g, 1 - z, z * n_nodes + m]
+                alpha, w_correct, w_wrong = _weights(expected_counts, alpha_sens, alpha_spec,
+                                                     g, z, m, n_nodes)
                 if w_correct == 0.0 and w_wrong == 0.0:
                     continue
                 e = alpha - b[m]
-                correct, wrong, s, slope = _terms(dm * e, log_guess[m], log_noguess[m])
+                correct, wrong, s, slope, r = _terms(dm * e, log_guess[m], log_noguess[m], lam,
+                                                     noguess)
                 total += w_correct * correct + w_wrong * wrong
                 s1 = 1.0 - s
                 # x-derivatives, weighted sums of the correct and wrong terms
@@ -291,7 +360,6 @@ def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, l
                 h_dd += e * e * hxx
                 h_bd -= dm * e * hxx + hx
                 if guessing:
-                    r = np.exp(log_noguess[m] - correct)
                     ht_c = lam * s1 * r
                     g_t += w_correct * ht_c - w_wrong * lam
                     h_tt += (w_correct * ht_c * ((1.0 - 2.0 * lam) - lam * s1 * r)
