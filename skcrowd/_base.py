@@ -541,8 +541,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     def _dask_columns(self, **fit_params):
         """The columns a dask DataFrame needs besides item, rater and label,
         as ``(name, column)`` pairs, from the fit parameters (which name
-        columns on Dask, e.g. OrdinalMixture's ``groups``)."""
-        self._reject_fit_params(fit_params)
+        columns on Dask, e.g. OrdinalMixture's ``groups``; the fit checks
+        the parameters themselves, in ``_prepare``)."""
         return ()
 
     def _predict_from_items(self, items):
@@ -563,7 +563,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             # parameters name columns on Dask (_dask_columns).
             data = _dask.encode_frame(self, X, **fit_params)
             try:
-                self._fit_encoded(data)
+                self._fit_encoded(data, **fit_params)
             finally:
                 data.release()
             self._dask_iterations = data.iterations  # timings, for benchmarks

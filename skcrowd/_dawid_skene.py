@@ -93,7 +93,8 @@ class DawidSkene(CrowdModel):
         Expected number of ratings in which rater j gave label l to an item
         of true class k, at the final item posteriors; what
         ``fit(X, prior_params=this_model)`` adds to its prior (see
-        :ref:`warm-start`).  None after a dask or ``partial_fit`` fit.
+        :ref:`warm-start`).  None after ``partial_fit``; after a dask fit,
+        summed on the workers (one more pass over the partitions).
     n_features_in_ : int
         Number of raters.
     rater_ids_ : ndarray of shape (n_raters,)
@@ -210,8 +211,8 @@ class DawidSkene(CrowdModel):
                              f"{type(earlier).__name__}.")
         check_is_fitted(earlier)
         if getattr(earlier, "confusion_counts_", None) is None:
-            raise ValueError("prior_params needs a DawidSkene fitted in memory with fit "
-                             "(its confusion_counts_ are None).")
+            raise ValueError("prior_params needs a DawidSkene fitted with fit, not "
+                             "partial_fit (its confusion_counts_ are None).")
         if isinstance(weight, bool) or not isinstance(weight, Real) \
                 or not (0 <= weight < np.inf):
             raise ValueError(f"prior_weight must be a finite number >= 0; got {weight!r}.")
@@ -410,6 +411,10 @@ class DawidSkene(CrowdModel):
         self.confusion_counts_ = None
         if items is not None:
             self.confusion_counts_ = self._stats(data, items["proba"])["confusion_counts"]
+        elif isinstance(data, DaskRatingData):
+            # the items' posteriors stay on the workers: their counts are a
+            # local step's statistics, one more pass at the final parameters
+            self.confusion_counts_ = data.local_stats(self, params)["confusion_counts"]
 
     def _fitted_params(self):
         return {"class_prior": self.class_prior_, "confusion": self.confusion_}

@@ -377,7 +377,7 @@ class OrdinalMixture(CrowdModel):
         return float(np.mean(scores))
 
     # -- Dask ----------------------------------------------------------------------
-    def _dask_columns(self, groups=None):
+    def _dask_columns(self, groups=None, **fit_params):
         """With ``difficulty="group"``, the frame's group column."""
         if self.difficulty != "group":
             return ()

@@ -161,6 +161,12 @@ def test_dask_input_errors(client, synthetic):
     with pytest.raises(ValueError, match="columns"):
         DawidSkene().fit(ddf.rename(columns={"label": "answer"}))
     model = DawidSkene().fit(ddf)
+    with pytest.raises(ValueError, match="prior_params is not supported with a dask"):
+        DawidSkene().fit(ddf, prior_params=model)
+    with pytest.raises(ValueError, match="not supported with a dask DataFrame"):
+        DawidSkene().fit(ddf, y=np.zeros(synthetic.shape[0]))
+    with pytest.raises(TypeError, match=r"unexpected arguments \['bogus'\]"):
+        DawidSkene().fit(ddf, bogus=1)
     stranger = pd.DataFrame({"item": [0], "rater": [10_000], "label": [0]})
     with pytest.raises(ValueError, match="not seen in fit"):
         model.predict_proba(dd.from_pandas(stranger, npartitions=1)).compute()
