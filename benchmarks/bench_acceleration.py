@@ -5,6 +5,8 @@ Run::
 
     PYTHONPATH=. python benchmarks/bench_acceleration.py
     PYTHONPATH=. python benchmarks/bench_acceleration.py --models DawidSkene,GLAD --tol tight
+    PYTHONPATH=. python benchmarks/bench_acceleration.py --models DawidSkene,GLAD --tol tight \
+        --sets bluebirds,caries,dog,rte --step-max0 1,4,16,64
 
 For each model and data set the fit runs twice, ``accelerate=False`` and
 ``accelerate=True``, at the model's default ``tol`` and at a tight one
@@ -15,6 +17,8 @@ costs a pass too).  Reported: passes of the best restart and of all
 restarts, the relative difference of the objectives, the largest absolute
 difference of the fitted parameters, whether the predicted labels are
 identical, and the wall time of each fit (numba compiled beforehand).
+``--step-max0`` repeats the accelerated fit with other first caps on the
+SQUAREM step length (the loop's ``_step_max0``, 1 for every model).
 """
 
 import argparse
@@ -72,30 +76,41 @@ def _warm_up():
     _fit(OrdinalMixture, make_ordinal(60, 5, 3, random_state=0).ratings, max_iter=5, n_init=2)
 
 
-def run(models, tols, max_iter):
-    print("| model | data | tol | passes plain | passes accelerated | ratio | "
+def run(models, tols, max_iter, only_sets=None, step_max0s=(None,)):
+    print("| model | data | tol | first step cap | passes plain | passes accelerated | ratio | "
           "all restarts plain / acc. | rel. objective diff | max param diff | "
           "labels equal | wall s plain / acc. |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in models:
         make, sets, tight, parameters = MODELS[name]
         for data_name in sets:
+            if only_sets and data_name not in only_sets:
+                continue
             ratings = _load(data_name, name)
             for tol_name in tols:
                 params = {"max_iter": max_iter}
                 if tol_name == "tight":
                     params["tol"] = tight
                 plain, t_plain = _fit(make, ratings, accelerate=False, **params)
-                fast, t_fast = _fit(make, ratings, accelerate=True, **params)
-                tol = plain.tol
-                rel = abs(fast.lower_bound_ - plain.lower_bound_) / abs(plain.lower_bound_)
-                diff = np.max(np.abs(parameters(fast) - parameters(plain)))
-                same = np.array_equal(plain.predict(ratings), fast.predict(ratings))
-                print(f"| {name} | {data_name} | {tol:g} | {plain.n_iter_} | {fast.n_iter_} | "
-                      f"{fast.n_iter_ / max(plain.n_iter_, 1):.2f} | "
-                      f"{sum(plain._restart_n_iter)} / {sum(fast._restart_n_iter)} | "
-                      f"{rel:.1e} | {diff:.1e} | {same} | {t_plain:.2f} / {t_fast:.2f} |",
-                      flush=True)
+                for step_max0 in step_max0s:
+                    kind = type(plain)
+                    default = kind._step_max0
+                    if step_max0 is not None:
+                        kind._step_max0 = step_max0
+                    try:
+                        fast, t_fast = _fit(make, ratings, accelerate=True, **params)
+                    finally:
+                        kind._step_max0 = default
+                    tol = plain.tol
+                    rel = abs(fast.lower_bound_ - plain.lower_bound_) / abs(plain.lower_bound_)
+                    diff = np.max(np.abs(parameters(fast) - parameters(plain)))
+                    same = np.array_equal(plain.predict(ratings), fast.predict(ratings))
+                    cap = default if step_max0 is None else step_max0
+                    print(f"| {name} | {data_name} | {tol:g} | {cap:g} | {plain.n_iter_} | "
+                          f"{fast.n_iter_} | {fast.n_iter_ / max(plain.n_iter_, 1):.2f} | "
+                          f"{sum(plain._restart_n_iter)} / {sum(fast._restart_n_iter)} | "
+                          f"{rel:.1e} | {diff:.1e} | {same} | {t_plain:.2f} / {t_fast:.2f} |",
+                          flush=True)
 
 
 def main():
@@ -103,10 +118,16 @@ def main():
     parser.add_argument("--models", default="DawidSkene,GLAD,IRT3PL,OrdinalMixture")
     parser.add_argument("--tol", default="both", choices=["default", "tight", "both"])
     parser.add_argument("--max-iter", type=int, default=20000)
+    parser.add_argument("--sets", default=None, help="only these data sets, e.g. caries,dog")
+    parser.add_argument("--step-max0", default=None,
+                        help="first caps on the step length to compare, e.g. 1,4,16")
     args = parser.parse_args()
     tols = ("default", "tight") if args.tol == "both" else (args.tol,)
+    caps = ((None,) if args.step_max0 is None
+            else tuple(float(c) for c in args.step_max0.split(",")))
     _warm_up()
-    run(args.models.split(","), tols, args.max_iter)
+    run(args.models.split(","), tols, args.max_iter,
+        args.sets.split(",") if args.sets else None, caps)
 
 
 if __name__ == "__main__":

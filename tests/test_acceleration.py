@@ -153,3 +153,24 @@ def test_verbose_one_prints_restart_lines_only_for_short_fits(small):
     texts = [LINE.match(line).group(4) for line in recorder.getvalue().splitlines()]
     assert texts[0] == "started" and texts[1].startswith("converged after")
     assert len(texts) == 4
+
+
+def test_ordinal_extrapolated_point_stays_finite(small):
+    # A long SQUAREM step can put log shapes and rates where exp is 0 or
+    # inf; the model's point must stay a finite, positive gamma (a zero
+    # precision used to divide by zero in the item sweep).
+    model = OrdinalMixture(n_init=1, max_iter=2, accelerate=True, random_state=0)
+    _quiet_fit(model, small["ordinal"])
+    params = model._fitted_params()
+    vector = model._params_to_vector(params)
+    for far in (vector * 1e3, -np.abs(vector) * 1e3 - 1e4):
+        new = model._params_from_vector(far, params)
+        for name in ("tau_shape", "tau_rate", "delta_shape", "delta_rate"):
+            assert np.all(np.isfinite(new[name])) and np.all(new[name] > 0), name
+        assert np.isfinite(new["alpha"]) and new["alpha"] > 0
+        assert np.isfinite(new["beta"]) and new["beta"] > 0
+        data = model._encode(small["ordinal"], reset=False)
+        problem = model._prepare(data)
+        items, stats = model._local_step(problem, dict(new, mu=model.item_mean_,
+                                                       lam=1.0 / model.item_std_**2))
+        assert np.all(np.isfinite(items["mu"]))

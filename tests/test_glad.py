@@ -1,11 +1,14 @@
 """GLAD: kernels against numpy references, the monotone objective, recovery
 of simulated parameters, accuracy on real data, degenerate and bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import integrate
 from scipy.special import expit, logsumexp
 from scipy.stats import norm, spearmanr
+from sklearn.exceptions import ConvergenceWarning
 
 from skcrowd import GLAD, MajorityVote, Ratings
 from skcrowd.cli import main as cli_main
@@ -381,3 +384,52 @@ def test_make_glad_follows_the_model():
     # Wrong labels are uniform over the other classes.
     wrong_offset = (R.label - data.true_labels[item])[~correct] % 3
     assert np.mean(wrong_offset == 1) == pytest.approx(0.5, abs=0.02)
+
+
+# -- the monitored objective, computed independently ---------------------------
+TINY = np.array([[0, 0, 1, np.nan], [1, 1, np.nan, 1], [0, 1, 1, 2], [2, 2, 2, 0],
+                 [0, np.nan, 2, 0], [1, 0, 1, 1], [np.nan, 2, 2, 2]])
+
+
+def _glad_log_posterior(model, X):
+    """Mean over items of log Σ_k π_k Π_j p(x_ij | z = k, α_j, b_i) plus the
+    log priors N(α_j), N(b_i) (and π's Dirichlet kernel when π is learned),
+    straight from the model: P(right) = σ(α_j e^{b_i}), a wrong label
+    (1 - σ) / (K - 1); b_i = -log item_difficulty_."""
+    K = len(model.classes_)
+    alpha, prior = model.rater_ability_, model.class_prior_
+    b = -np.log(model.item_difficulty_)
+    total = 0.0
+    for i, row in enumerate(X):
+        rated = np.flatnonzero(~np.isnan(row))
+        labels = np.searchsorted(model.classes_, row[rated])
+        p_right = expit(alpha[rated] * np.exp(b[i]))
+        per_class = [np.sum(np.log(np.where(labels == k, p_right, (1 - p_right) / (K - 1))))
+                     for k in range(K)]
+        total += logsumexp(np.log(prior) + per_class)
+    total += np.sum(norm.logpdf(alpha, model.alpha_prior_mean, model.alpha_prior_std))
+    total += np.sum(norm.logpdf(b, model.b_prior_mean, model.b_prior_std))
+    if model.class_prior == "learn":
+        total += model.prior_class * np.sum(np.log(prior))
+    return total / len(X)
+
+
+@pytest.mark.parametrize("class_prior", ["uniform", "learn", [0.5, 0.3, 0.2]])
+@pytest.mark.parametrize("accelerate", [True, False])
+def test_objective_is_the_marginal_log_posterior(class_prior, accelerate):
+    """lower_bound_ is the marginal log posterior per item at the fitted α,
+    π and the items' b (item_difficulty_), priors included; at the start and
+    after a few iterations too."""
+    kwargs = dict(class_prior=class_prior, alpha_prior_mean=0.7, alpha_prior_std=1.3,
+                  b_prior_mean=0.4, b_prior_std=0.8, prior_class=1.5, accelerate=accelerate)
+    model = GLAD(tol=1e-10, max_iter=500, **kwargs).fit(TINY)
+    assert model.converged_
+    assert model.lower_bound_ == pytest.approx(_glad_log_posterior(model, TINY), rel=1e-10)
+    for max_iter in (0, 3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            early = GLAD(max_iter=max_iter, tol=0, **kwargs).fit(TINY)
+        assert early.lower_bound_ == pytest.approx(_glad_log_posterior(early, TINY),
+                                                   rel=1e-10), max_iter
+    # a prior term left out would show: the priors weigh in on this data
+    assert abs(np.sum(norm.logpdf(model.rater_ability_, 0.7, 1.3))) / len(TINY) > 0.1

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.special import betaln, digamma, gammaln
+from scipy.special import betaln, digamma, gammaln, logsumexp
 from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
@@ -307,3 +307,76 @@ def test_fitted_coordinates_agree_with_the_log_weights(simulated, method):
                              minlength=J)
         total = fitted["knowing"] + fitted["spamming"]
         np.testing.assert_allclose(total, counts + 2 * model._smoothing(K), rtol=1e-12)
+
+
+# -- the monitored objective, computed independently ---------------------------
+TINY = np.array([[0, 0, 1, np.nan], [1, 1, np.nan, 1], [0, 1, 1, 2], [2, 2, 2, 0],
+                 [0, np.nan, 2, 0], [1, 0, 1, 1], [np.nan, 2, 2, 2]])
+
+
+def _kl_beta(a, b, a0, b0):
+    return (betaln(a0, b0) - betaln(a, b) + (a - a0) * digamma(a) + (b - b0) * digamma(b)
+            + (a0 - a + b0 - b) * digamma(a + b))
+
+
+def _kl_dirichlet(c, c0):
+    total, total0 = c.sum(axis=-1), c0 * c.shape[-1]
+    return (gammaln(total) - gammaln(c).sum(axis=-1) - gammaln(total0)
+            + c.shape[-1] * gammaln(c0)
+            + ((c - c0) * (digamma(c) - digamma(total)[..., None])).sum(axis=-1))
+
+
+def _mace_objective(model, X):
+    """Per item: EM, the log posterior Σ_i log Σ_k π_k Π_j P(x_ij | k) with
+    P(l | k) = θ_j [l = k] + (1 - θ_j) ξ_j[l], plus the smoothing pseudo-counts'
+    log prior s Σ_j (log θ_j + log(1 - θ_j) + Σ_l log ξ_jl); VB, the ELBO:
+    the same sum with θ, 1 - θ, ξ replaced by exp E_q[log ·] (the optimal
+    q(T, S) leaves the log normaliser), minus KL(q(θ) || Beta) and
+    KL(q(ξ) || Dirichlet); both plus π's Dirichlet kernel when it is learned."""
+    K = len(model.classes_)
+    prior = model.class_prior_
+    if model.method == "em":
+        know = model.rater_competence_
+        spam = (1 - know)[:, None] * model.spam_distribution_
+    else:
+        ab, c = model.competence_posterior_, model.spam_posterior_
+        psi = digamma(ab.sum(axis=1))
+        know = np.exp(digamma(ab[:, 0]) - psi)
+        spam = (np.exp(digamma(ab[:, 1]) - psi)[:, None]
+                * np.exp(digamma(c) - digamma(c.sum(axis=1, keepdims=True))))
+    total = 0.0
+    for row in X:
+        rated = np.flatnonzero(~np.isnan(row))
+        labels = np.searchsorted(model.classes_, row[rated])
+        per_class = [np.sum(np.log(spam[rated, labels] + know[rated] * (labels == k)))
+                     for k in range(K)]
+        total += logsumexp(np.log(prior) + per_class)
+    if model.method == "em":
+        s = 0.01 / K
+        theta, xi = model.rater_competence_, model.spam_distribution_
+        total += s * np.sum(np.log(theta) + np.log(1 - theta) + np.log(xi).sum(axis=1))
+    else:
+        total -= np.sum(_kl_beta(ab[:, 0], ab[:, 1], model.prior_knowing, model.prior_spamming))
+        total -= np.sum(_kl_dirichlet(c, model.prior_strategy))
+    if model.class_prior == "learn":
+        total += model.prior_class * np.sum(np.log(prior))
+    return total / len(X)
+
+
+@pytest.mark.parametrize("method", ["vb", "em"])
+@pytest.mark.parametrize("class_prior", ["uniform", "learn", [0.5, 0.3, 0.2]])
+def test_objective_is_the_log_posterior_or_the_elbo(method, class_prior):
+    """lower_bound_ (EM: log posterior; VB: ELBO, per item) against a plain
+    numpy/scipy computation from the fitted θ, ξ, π (VB: their Beta and
+    Dirichlet posteriors), with non-default priors, at convergence, at the
+    start and after a few iterations."""
+    kwargs = dict(method=method, class_prior=class_prior, prior_knowing=0.7,
+                  prior_spamming=2.0, prior_strategy=3.0, prior_class=1.5, n_init=1)
+    model = MACE(tol=1e-12, max_iter=2000, **kwargs).fit(TINY)
+    assert model.lower_bound_ == pytest.approx(_mace_objective(model, TINY), rel=1e-10)
+    for max_iter in (0, 3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            early = MACE(max_iter=max_iter, tol=0, **kwargs).fit(TINY)
+        assert early.lower_bound_ == pytest.approx(_mace_objective(early, TINY),
+                                                   rel=1e-10), max_iter
