@@ -156,7 +156,8 @@ def main(argv=None):
     only = set(args.only.split(","))
     print(f"crowd-kit {crowdkit_version()}; load average {os.getloadavg()[0]:.2f} at start")
     small = make_mace(200, 10, 3, 3, random_state=1).ratings
-    skcrowd_labels(small, max_iter=2)  # compile the kernels
+    for method in ("vb", "em"):  # compile the kernels (extrapolation's too)
+        skcrowd_labels(small, max_iter=20, method=method)
     if "gold" in only:
         gold()
     if "synthetic" in only:

@@ -1017,6 +1017,24 @@ class CrowdModel(CrowdEstimator):
     def _init_params(self, data, rng, restart):
         """Initial global parameters of restart number ``restart``."""
 
+    def _start_from_counts(self, data, rng, restart):
+        """:meth:`_init_params` of a model whose start is the global update
+        of the counts ``_init_stats(data, seed)`` of some starting item
+        posteriors: the majority vote (``seed`` None: restart 0 with
+        ``init="majority"``) or random ones drawn from the items' ids and
+        ``seed`` (:func:`item_dirichlet`).  On a dask DataFrame each
+        partition starts its own items, the same as in memory, and their
+        counts are summed like a local step's."""
+        seed = None
+        if restart > 0 or self.init != "majority":
+            seed = int(rng.randint(2**31 - 1 - data.n_classes))
+        if isinstance(data, _dask.DaskRatingData):
+            n = data.n_partitions
+            stats = data.map_sum(_partition_init_stats, [self] * n, [seed] * n)
+        else:
+            stats = self._init_stats(data, seed)
+        return self._global_update(data, None, stats)
+
     @abstractmethod
     def _local_step(self, data, params):
         """Item-level inference and the statistics it contributes."""
@@ -1240,6 +1258,9 @@ class CrowdModel(CrowdEstimator):
                 "max_iter or tol.",
                 ConvergenceWarning,
             )
+        with numba_threads(self.n_jobs):
+            best = self._final_step(data, best)
+        history = best.history
         self.n_iter_ = best.n_iter
         self.converged_ = best.converged
         self.lower_bound_ = history[-1]
@@ -1248,6 +1269,18 @@ class CrowdModel(CrowdEstimator):
             final = self._set_fitted(data, best.params, best.items)
         return best.items if final is None else final
 
+    def _final_step(self, data, run):
+        """After the loop, a last pass at the best run's parameters that
+        the model needs for its fitted items (default: none).  Returns the
+        run, its items replaced and the pass's objective (which must not be
+        below the run's last) appended to its history."""
+        return run
+
     def _infer_items(self, data):
         with numba_threads(self.n_jobs):
             return self._local_step(data, self._fitted_params())[0]
+
+
+def _partition_init_stats(data, model, seed):
+    """A dask partition's share of the starting counts (module level: pickled)."""
+    return model._init_stats(data, seed)

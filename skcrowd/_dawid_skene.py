@@ -238,17 +238,7 @@ class DawidSkene(CrowdModel):
         return pseudo if earlier is None else pseudo + earlier
 
     def _init_params(self, data, rng, restart):
-        seed = None  # the majority-vote start
-        if restart > 0 or self.init != "majority":
-            seed = int(rng.randint(2**31 - 1 - data.n_classes))
-        if isinstance(data, DaskRatingData):
-            # Each partition starts its own items, their counts summed like
-            # a local step's.
-            n = data.n_partitions
-            stats = data.map_sum(_partition_init_stats, [self] * n, [seed] * n)
-        else:
-            stats = self._init_stats(data, seed)
-        return self._global_update(data, None, stats)
+        return self._start_from_counts(data, rng, restart)
 
     def _new_rater_params(self, data, params):
         """A rater not seen before starts at the prior's mode: its
@@ -444,7 +434,3 @@ def _softmax(logits):
 def _xlogy(x, y):
     return np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y)))
 
-
-def _partition_init_stats(data, model, seed):
-    """A dask partition's share of the starting counts (module level: pickled)."""
-    return model._init_stats(data, seed)

@@ -18,8 +18,9 @@ __all__ = ["GLAD"]
 #: finishes the job).
 _ITEM_FIT_STEPS = 1
 _ITEM_STEP_TOL = 1e-9
-#: The global search over b_i that every local step (fit and predict) runs:
-#: grid points at the prior mean ± this many prior standard deviations ...
+#: The global search over b_i that predict runs, and fit in its final item
+#: pass (and wherever an item has no warm start): grid points at the prior
+#: mean ± this many prior standard deviations ...
 _SEARCH_REACH = 6.0
 #: ... this many, spaced 0.75 standard deviations apart.
 _SEARCH_POINTS = 17
@@ -62,7 +63,7 @@ class GLAD(CrowdModel):
         Its standard deviation.
     b_prior_mean : float, default=1.0
         Mean of the Gaussian prior on every item's log inverse difficulty
-        b_i = log β_i.
+        b_i = log β_i, between -100 and 100.
     b_prior_std : float, default=1.0
         Its standard deviation, at most 100.  :meth:`score_samples`
         integrates over this prior with ``n_quadrature`` Gauss–Hermite
@@ -129,7 +130,9 @@ class GLAD(CrowdModel):
     rater_ids_ : ndarray of shape (n_raters,)
     n_iter_, converged_, lower_bound_, objective_history_
         Of the best restart; the objective is the marginal log posterior
-        divided by the number of items.
+        divided by the number of items.  The history's last entry is the
+        final item pass of the fit (the global search over each b_i, see
+        Notes), one pass after the ``n_iter_`` iterations.
 
     See Also
     --------
@@ -139,9 +142,12 @@ class GLAD(CrowdModel):
     Notes
     -----
     :meth:`predict_proba` on any X (new items or the training items) finds
-    the MAP b_i of each item with the abilities fixed and returns the
-    posterior over z_i at it; :meth:`score_samples` integrates b_i over its
-    prior by Gauss–Hermite quadrature instead (z_i summed out).
+    the MAP b_i of each item with the abilities fixed, by a search on a grid
+    over its prior and Newton steps, and returns the posterior over z_i at
+    it; the fit runs that search once, in its final item pass (its
+    iterations warm-start each b_i instead), so that ``fit_predict`` equals
+    ``fit().predict``.  :meth:`score_samples` integrates b_i over its prior
+    by Gauss–Hermite quadrature instead (z_i summed out).
 
     References
     ----------
@@ -174,9 +180,11 @@ class GLAD(CrowdModel):
         **CrowdModel._parameter_constraints,
         "alpha_prior_mean": [Interval(Real, None, None, closed="neither")],
         "alpha_prior_std": [Interval(Real, 0, None, closed="neither")],
-        "b_prior_mean": [Interval(Real, None, None, closed="neither")],
-        # Wider than this, β = exp(b) spans e^±600 within 6 prior standard
-        # deviations: b is not identified and exp(-b) overflows (issue 11, bug 3).
+        # Beyond these, β = exp(b) spans e^±600 within 6 prior standard
+        # deviations of the mean (the search grid's reach): b is not
+        # identified and exp(±b) overflows (issue 11, bug 3; a mean of 1e4
+        # gave a NaN ridge step).
+        "b_prior_mean": [Interval(Real, -100, 100, closed="both")],
         "b_prior_std": [Interval(Real, 0, 100, closed="right")],
         "prior_class": [Interval(Real, 0, None, closed="left")],
         "class_prior": [StrOptions({"uniform", "learn"}), "array-like"],
@@ -307,15 +315,19 @@ class GLAD(CrowdModel):
             log_beta = state["log_beta"] - params["log_beta_shift"]
         return dict(params, log_beta=log_beta)
 
-    def _items(self, data, params, rater_stats=None):
+    def _items(self, data, params, rater_stats=None, search=True):
         """Item pass: MAP b_i given α and π, the posterior over z_i and the
         log marginal.
 
-        b_i is found by a global search on a grid over its prior, then
-        Newton (the same in fit and predict, so that ``fit_predict`` equals
-        ``fit().predict``); during fit, ``params["log_beta"]`` (one entry per
-        item) adds a warm-started candidate, kept only where it is strictly
-        better, so that the objective never decreases.
+        Without a warm start (predict), b_i is found by a global search on
+        a grid over its prior, then Newton.  During fit,
+        ``params["log_beta"]`` (one entry per item) gives a warm-started
+        candidate, one safeguarded Newton step from the previous b_i, which
+        keeps the objective from decreasing; with ``search`` the grid's
+        candidates are tried too and kept where strictly better.  The fit
+        loop's passes leave the search out (it costs ~17 passes over an
+        item's ratings); the final item pass of the fit (:meth:`_final_step`)
+        runs it, so the fitted items are searched as predict's are.
         """
         start = params.get("log_beta")
         if start is not None and len(start) == data.n_items:
@@ -324,9 +336,10 @@ class GLAD(CrowdModel):
         else:
             log_beta = np.full(data.n_items, float(self.b_prior_mean))
             max_steps = 0
+            search = True  # no candidate without the search
         half = (_SEARCH_POINTS - 1) // 2
         grid = (float(self.b_prior_mean) + float(self.b_prior_std) * _SEARCH_REACH / half
-                * np.arange(-half, half + 1))
+                * np.arange(-half, half + 1)) if search else np.empty(0)
         beta = np.empty(data.n_items)
         posterior = np.empty((data.n_items, data.n_classes))
         loglik = np.empty(data.n_items)
@@ -357,7 +370,7 @@ class GLAD(CrowdModel):
         # One pass: each item's Newton steps, posterior and rater terms.
         n_blocks = kernels.n_item_blocks(data.n_items, data.n_raters)
         blocks = np.empty((n_blocks, data.n_raters, 4))
-        items = self._items(data, params, blocks)
+        items = self._items(data, params, blocks, search=False)
         rater_stats = blocks[:, :, :3].sum(axis=0)
         stats = {
             "alpha_gradient": rater_stats[:, 0],
@@ -375,6 +388,22 @@ class GLAD(CrowdModel):
             "log_beta": items["log_beta"],
         }
         return items, stats
+
+    def _final_step(self, data, run):
+        """The fitted items: one more item pass at the best run's α and π,
+        from the same warm starts as its last pass, with the global search
+        over each b_i that predict runs (issue 11, bug 2).  The warm
+        candidate is the last pass's own b_i, so the objective cannot fall;
+        its value ends ``objective_history_``.  On Dask the items stay on the
+        workers: ``fit_predict`` is ``predict`` there, and no pass is added."""
+        if isinstance(data, DaskRatingData) or run.items is None:
+            return run
+        items = self._items(data, run.params, search=True)
+        stats = {"loglik_total": items["loglik"].sum(),
+                 "log_beta_log_kernel": _normal_log_kernel(items["log_beta"],
+                                                           self.b_prior_mean, self.b_prior_std)}
+        objective = self._objective(data, run.params, items, stats)
+        return run._replace(items=items, history=[*run.history, objective])
 
     def _global_update(self, data, params, stats):
         """M-step: one safeguarded Newton step per α_j, closed-form π.
@@ -481,6 +510,8 @@ class GLAD(CrowdModel):
             hess = -a_prec * np.sum(2 * a * a - a_mean * a) - b_prec * n_items
             curv = min(hess, -b_prec * n_items)
             step = min(max(-grad / curv, -1.0), 1.0)
+            if not np.isfinite(step):  # the priors' scales overflow: stay put
+                break
             while abs(step) > 1e-12:
                 trial = value(s + step)
                 if trial >= current:

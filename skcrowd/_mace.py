@@ -11,7 +11,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (CrowdModel, apply_evidence, draw_categorical, has_gold, item_chunks,
                     item_dirichlet, item_ids_of, numba_threads)
-from ._dask import DaskRatingData
 from ._kernels import _mace as kernels
 from ._kernels._common import vote_counts
 
@@ -233,18 +232,7 @@ default="uniform"
         return data
 
     def _init_params(self, data, rng, restart):
-        seed = None  # the majority-vote start
-        if restart > 0 or self.init != "majority":
-            seed = int(rng.randint(2**31 - 1 - data.n_classes))
-        if isinstance(data, DaskRatingData):
-            # Each partition starts its own items (a random start from the
-            # items' ids, as in memory); their counts are summed like a
-            # local step's.
-            n = data.n_partitions
-            stats = data.map_sum(_partition_init_stats, [self] * n, [seed] * n)
-        else:
-            stats = self._init_stats(data, seed)
-        return self._global_update(data, None, stats)
+        return self._start_from_counts(data, rng, restart)
 
     def _init_stats(self, data, seed):
         """Counts of a start: item posteriors q (vote shares or random),
@@ -502,7 +490,3 @@ def _chunks(n_items, stats_size):
     ptr.flags.writeable = False
     return ptr
 
-
-def _partition_init_stats(data, model, seed):
-    """A dask partition's share of the starting counts (module level: pickled)."""
-    return model._init_stats(data, seed)

@@ -4,8 +4,8 @@ with spammers, fitted by variational Bayes."""
 from numbers import Real
 
 import numpy as np
-from scipy.special import (digamma, gammaln, log_ndtr, polygamma, roots_genlaguerre,
-                           roots_legendre)
+from scipy.linalg import eigh_tridiagonal
+from scipy.special import digamma, gammaln, log_ndtr, polygamma, roots_legendre
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -982,9 +982,8 @@ class OrdinalMixture(CrowdModel):
             scale = 1.0 / np.sqrt(items["lam"])
             breaks = self._quadrature_breaks(mu0, lam0)
             if self.difficulty == "item":
-                x, w = roots_genlaguerre(_N_LAGUERRE, self.difficulty_shape - 1.0)
+                x, log_delta_weights = _gamma_rule(_N_LAGUERRE, self.difficulty_shape)
                 delta_nodes = x / self.difficulty_rate
-                log_delta_weights = np.log(w) - gammaln(self.difficulty_shape)
                 item_delta_scale = np.ones(data.n_items)
             else:
                 delta_nodes = np.ones(1)
@@ -1062,6 +1061,18 @@ def _gamma_kl(shape, rate, prior_shape, prior_rate):
     return ((shape - prior_shape) * digamma(shape) - gammaln(shape) + gammaln(prior_shape)
             + prior_shape * (np.log(rate) - np.log(prior_rate))
             + shape * (prior_rate - rate) / rate)
+
+
+def _gamma_rule(n, shape):
+    """Generalized Gauss–Laguerre rule for a Gamma(shape, 1) density: n nodes
+    and their log weights (summing to one), by Golub–Welsch from the Jacobi
+    matrix of the Laguerre polynomials L^(shape-1) (diagonal 2i + shape,
+    off-diagonal √(i (i + shape - 1))).  scipy's ``roots_genlaguerre``
+    returns weights scaled by Γ(shape), which overflow from shape ≈ 171
+    (``score_samples`` was inf with ``difficulty_shape=1e4``, issue 11)."""
+    i = np.arange(n)
+    nodes, vectors = eigh_tridiagonal(2.0 * i + shape, np.sqrt(i[1:] * (i[1:] + shape - 1.0)))
+    return nodes, 2.0 * np.log(np.abs(vectors[0]))
 
 
 def _gamma_ml(mean_values, mean_logs):

@@ -113,10 +113,11 @@ def test_glad_on_dask_equals_in_memory(client, init):
     on_dask = GLAD(**kwargs).fit(ddf)
     in_memory = GLAD(**kwargs).fit(ratings)
     assert on_dask.n_iter_ == in_memory.n_iter_
-    if init == "majority":  # a pass not in the history: a rejected extrapolation
-        assert in_memory.n_iter_ >= len(in_memory.objective_history_)
-    np.testing.assert_allclose(on_dask.objective_history_, in_memory.objective_history_,
+    # in memory the history ends with the final item pass (the search over
+    # each b_i, which predict runs); on Dask the items stay on the workers
+    np.testing.assert_allclose(on_dask.objective_history_, in_memory.objective_history_[:-1],
                                rtol=1e-10)
+    assert in_memory.objective_history_[-1] >= in_memory.objective_history_[-2]
     np.testing.assert_allclose(on_dask.rater_ability_, in_memory.rater_ability_, atol=1e-8)
     np.testing.assert_allclose(on_dask.class_prior_, in_memory.class_prior_, atol=1e-10)
     assert on_dask.item_difficulty_ is None
@@ -364,6 +365,12 @@ def test_fitted_attributes_on_one_partition(client, graded, name):
     assert per_item == TRAINING_ITEM_ATTRIBUTES[name]
     for key, value in expected.items():
         got = getattr(on_dask, key)
+        if name == "GLAD" and key in ("lower_bound_", "objective_history_"):
+            # in memory these end with GLAD's final item pass (the global
+            # search over each b_i), which a Dask fit does not run yet
+            np.testing.assert_allclose(got, value[:-1] if key == "objective_history_"
+                                       else expected["objective_history_"][-2], rtol=1e-8)
+            continue
         if key in per_item:
             assert got is None, key
         elif isinstance(value, dict):  # IRT3PL's item_prior_

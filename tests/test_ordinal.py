@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import sklearn
 from scipy import stats
 from scipy.integrate import quad, simpson
-from scipy.special import digamma, expit, gammaln, log_ndtr, xlogy
+from scipy.special import digamma, expit, gammaln, log_ndtr, roots_genlaguerre, xlogy
 from sklearn.metrics import roc_auc_score
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, GroupKFold
@@ -709,3 +709,24 @@ def test_lower_bound_is_the_variational_bound(small, kwargs):
     assert model.converged_
     expected = _ordinal_bound(model, R, groups)
     assert model.lower_bound_ == pytest.approx(expected, rel=0, abs=1e-5)
+
+
+@pytest.mark.parametrize("shape", [1e-8, 1e-4, 0.5, 1.0, 10.0, 100.0, 1e4, 1e8])
+def test_gamma_rule_for_item_difficulty_matches_scipy_and_the_moments(shape):
+    """score_samples' rule over δ ~ Gamma(shape, 1): scipy's generalized
+    Gauss–Laguerre rule where its weights do not overflow (shape < 171),
+    and the gamma's mean, variance and E ln δ for any shape."""
+    from skcrowd._ordinal import _gamma_rule
+
+    x, log_w = _gamma_rule(12, shape)
+    w = np.exp(log_w)
+    assert w.sum() == pytest.approx(1.0, rel=1e-12)
+    if shape < 171:
+        ref_x, ref_w = roots_genlaguerre(12, shape - 1)
+        np.testing.assert_allclose(x, ref_x, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(log_w, np.log(ref_w) - gammaln(shape), rtol=0, atol=1e-8)
+    mean = w @ x
+    assert mean == pytest.approx(shape, rel=1e-12)
+    assert w @ (x - mean) ** 2 == pytest.approx(shape, rel=1e-6)
+    if shape >= 10:  # E ln δ: ln is singular at 0, which a small shape weighs
+        assert w @ np.log(x) == pytest.approx(digamma(shape), rel=1e-6, abs=1e-9)

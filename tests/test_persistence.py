@@ -2,7 +2,8 @@
 gives bit-identical fits across runs and n_jobs; pickle, joblib and clone
 round trips; read-only, memory-mapped, Fortran-order, float32 and int32
 inputs give the same answer as a float64 C-order array.  And numerical
-stress: items with hundreds of ratings, near-deterministic raters."""
+stress: items with hundreds of ratings, near-deterministic raters, very
+small and very large prior hyperparameters."""
 
 import pickle
 import warnings
@@ -13,7 +14,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import (GLAD, IRT3PL, DawidSkene, MajorityVote, MeanRating, MedianRating,
+from skcrowd import (GLAD, IRT3PL, MACE, DawidSkene, MajorityVote, MeanRating, MedianRating,
                      OrdinalMixture)
 from skcrowd.datasets import make_dawid_skene, make_irt, make_ordinal
 
@@ -176,3 +177,72 @@ def test_near_deterministic_raters_give_finite_output(name):
         assert np.mean(model.predict(X) == truth) == 1.0
     else:
         assert np.corrcoef(model.predict(X), truth)[0, 1] > 0.99
+
+
+#: Every prior hyperparameter of every model (IRT3PL has none: its priors
+#: are the seed's, fixed), swept from 1e-8 to 1e8 (means from -1e8 to 1e8),
+#: one at a time, with the settings that make it matter.
+PRIOR_SWEEPS = [
+    (DawidSkene, {}, "prior_correct", "scale"),
+    (DawidSkene, {}, "prior_wrong", "scale"),
+    (DawidSkene, {}, "prior_class", "scale"),
+    (DawidSkene, {"confusion": "one_coin"}, "prior_correct", "scale"),
+    (DawidSkene, {"confusion": "one_coin"}, "prior_wrong", "scale"),
+    (GLAD, {}, "alpha_prior_mean", "mean"),
+    (GLAD, {}, "alpha_prior_std", "scale"),
+    (GLAD, {}, "b_prior_mean", "mean"),
+    (GLAD, {}, "b_prior_std", "scale"),
+    (GLAD, {"class_prior": "learn"}, "prior_class", "scale"),
+    (MACE, {}, "prior_knowing", "scale"),
+    (MACE, {}, "prior_spamming", "scale"),
+    (MACE, {}, "prior_strategy", "scale"),
+    (MACE, {"method": "em"}, "smoothing", "scale"),
+    (MACE, {"class_prior": "learn"}, "prior_class", "scale"),
+    (OrdinalMixture, {}, "prior_mean", "mean"),
+    (OrdinalMixture, {}, "prior_precision", "scale"),
+    (OrdinalMixture, {}, "difficulty_shape", "scale"),
+    (OrdinalMixture, {}, "difficulty_rate", "scale"),
+    (OrdinalMixture, {"difficulty": "item"}, "difficulty_shape", "scale"),
+    (OrdinalMixture, {"difficulty": "item"}, "difficulty_rate", "scale"),
+]
+SWEEP_VALUES = {"scale": [1e-8, 1e-4, 1e4, 1e8], "mean": [-1e8, -1e4, -100.0, 100.0, 1e4, 1e8]}
+
+
+@pytest.mark.parametrize("Model,settings,param,kind", PRIOR_SWEEPS,
+                         ids=[f"{M.__name__}-{p}-{'-'.join(map(str, s.values()))}"
+                              for M, s, p, _ in PRIOR_SWEEPS])
+def test_extreme_prior_hyperparameters(Model, settings, param, kind):
+    """Very small and very large prior hyperparameters give finite
+    predict_proba (rows summing to 1), score_samples, lower_bound_ and a
+    monotone objective (up to |value| = 1e4), or a ValueError from the
+    parameter's constraint that names it (GLAD bounds b's prior: β = e^b
+    overflows beyond)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, (30, 6)).astype(float)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    if Model is OrdinalMixture:
+        X += 1
+    n_init = {"n_init": 2} if Model in (MACE, OrdinalMixture) else {}
+    refused = []
+    for value in SWEEP_VALUES[kind]:
+        model = Model(**settings, **n_init, random_state=0, **{param: value})
+        try:
+            quiet_fit(model, X)
+        except ValueError as error:
+            assert param in str(error) and "range" in str(error), error
+            refused.append(value)
+            continue
+        proba, scores = model.predict_proba(X), model.score_samples(X)
+        assert np.all(np.isfinite(proba)) and np.all((proba >= 0) & (proba <= 1)), value
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0, err_msg=str(value))
+        assert np.all(np.isfinite(scores)) and np.isfinite(model.score(X)), value
+        history = model.objective_history_
+        assert np.isfinite(model.lower_bound_) and np.all(np.isfinite(history)), value
+        if abs(value) <= 1e4:
+            # (beyond, the Beta/Dirichlet normalisers of a pseudo-count v are
+            # ~v ln v ≈ 2e9 at 1e8, and their rounding alone is ~1e-7)
+            assert np.all(np.diff(history) >= -1e-9 * np.abs(history[1:])), value
+    # only GLAD's b prior is bounded, and only beyond |b| = 100
+    expected = [v for v in SWEEP_VALUES[kind] if Model is GLAD and param.startswith("b_prior")
+                and abs(v) > 100]
+    assert refused == expected
