@@ -2,13 +2,16 @@
 Fitting on a Dask cluster
 =========================
 
-:class:`~skcrowd.DawidSkene`, :class:`~skcrowd.GLAD` and
-:class:`~skcrowd.IRT3PL` also fit a dask DataFrame of ratings in long form
-(columns ``item``, ``rater``, ``label``) on a running ``dask.distributed``
-client (``pip install "skcrowd[dask]"``).  The frame is shuffled by item
-once; every iteration each worker runs the model's local step on its
-partitions and only the summed statistics travel back.  The result is the
-in-memory fit, up to the order of floating-point sums.
+Every iterative model (:class:`~skcrowd.DawidSkene`, :class:`~skcrowd.GLAD`,
+:class:`~skcrowd.IRT3PL`, :class:`~skcrowd.MACE`,
+:class:`~skcrowd.OrdinalMixture`) also fits a dask DataFrame of ratings in
+long form (columns ``item``, ``rater``, ``label``, or crowd-kit's ``task``,
+``worker``, ``label``) on a running ``dask.distributed`` client
+(``pip install "skcrowd[dask]"``).  The frame is shuffled by item once
+(unless its partitions already hold whole items); every iteration each
+worker runs the model's local step on its partitions and only the
+statistics, summed on the workers, travel back.  The result is the in-memory
+fit, up to the order of floating-point sums (see :doc:`/scaling`).
 
 Here a small :class:`~distributed.LocalCluster` (two single-thread workers
 in this process) fits the RTE ratings: on data this small Dask only adds

@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import ndtri
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -70,6 +71,58 @@ def item_chunks(n_items, stats_size, max_chunks=16, max_bytes=2**28):
     """
     n_chunks = int(max(1, min(max_chunks, n_items, max_bytes // (8 * max(stats_size, 1)))))
     return np.linspace(0, n_items, n_chunks + 1).astype(np.int64)
+
+
+def _splitmix64(x):
+    """The splitmix64 finaliser, elementwise on uint64 (wrapping arithmetic)."""
+    x = (x + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def item_uniforms(item_ids, seed):
+    """One uniform number in (0, 1) per item, a function of the item's id
+    and ``seed`` only: the same for an item wherever it sits (in memory, in
+    any Dask partition, in a cross-validation fold), so that random starts
+    do not depend on how the items are laid out.
+
+    Integer ids are hashed as numbers, others by their text (``str``).
+    """
+    ids = np.asarray(item_ids)
+    with np.errstate(over="ignore"):
+        if ids.dtype.kind in "iub":
+            keys = ids.astype(np.int64).view(np.uint64)
+        elif ids.dtype.kind == "f":
+            keys = ids.astype(np.float64).view(np.uint64)
+        else:
+            text = ids.astype(str)
+            codes = text.view(np.uint32).reshape(len(text), -1).astype(np.uint64)
+            keys = np.zeros(len(text), dtype=np.uint64)
+            for column in codes.T:  # the padding (code 0) of shorter ids is skipped
+                keys = np.where(column != 0, _splitmix64(keys ^ column), keys)
+        hashed = _splitmix64(keys ^ _splitmix64(np.uint64(seed)))
+    return ((hashed >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+
+
+def item_ids_of(data):
+    """The items' ids of encoded ``data`` (their positions when it has none)."""
+    return np.arange(data.n_items) if data.item_ids is None else data.item_ids
+
+
+def item_normals(item_ids, seed):
+    """One standard normal per item (see :func:`item_uniforms`)."""
+    return ndtri(item_uniforms(item_ids, seed))
+
+
+def item_dirichlet(item_ids, seed, n_classes):
+    """One Dirichlet(1, ..., 1) row per item, as normalised exponentials of
+    :func:`item_uniforms` (seeds ``seed`` ... ``seed + n_classes - 1``): a
+    random start of the items' posteriors that is the same in memory and in
+    any Dask partition."""
+    rows = -np.log(np.column_stack(
+        [item_uniforms(item_ids, seed + k) for k in range(n_classes)]))
+    return rows / rows.sum(axis=1, keepdims=True)
 
 
 def draw_categorical(probabilities, rng):
@@ -485,6 +538,13 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                 f"{sorted(fit_params)}."
             )
 
+    def _dask_columns(self, **fit_params):
+        """The columns a dask DataFrame needs besides item, rater and label,
+        as ``(name, column)`` pairs, from the fit parameters (which name
+        columns on Dask, e.g. OrdinalMixture's ``groups``; the fit checks
+        the parameters themselves, in ``_prepare``)."""
+        return ()
+
     def _predict_from_items(self, items):
         """The point prediction per item from the per-item state."""
         return self.classes_[np.argmax(items["proba"], axis=1)]
@@ -499,8 +559,14 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                 raise ValueError("Known labels y and init_params are not supported with a "
                                  "dask DataFrame.")
             # The fit loop over the workers' partitions (DESIGN §9); the
-            # training items' states stay there.
-            self._fit_encoded(_dask.encode_frame(self, X), **fit_params)
+            # training items' states stay there until the fit ends. The fit
+            # parameters name columns on Dask (_dask_columns).
+            data = _dask.encode_frame(self, X, **fit_params)
+            try:
+                self._fit_encoded(data, **fit_params)
+            finally:
+                data.release()
+            self._dask_iterations = data.iterations  # timings, for benchmarks
             return None, None
         start = self._start_state(init_params)  # before _encode resets rater_ids_
         data = self._encode(X, reset=True, y=y)
@@ -953,16 +1019,20 @@ class CrowdModel(CrowdEstimator):
 
     def _start_from_counts(self, data, rng, restart):
         """:meth:`_init_params` of a model whose start is the global update
-        of the counts ``_init_stats(data, rng, restart)`` of some starting
-        item posteriors.  On a dask DataFrame each partition starts its own
-        items (random starts from their own seeds) and their counts are
-        summed like a local step's."""
+        of the counts ``_init_stats(data, seed)`` of some starting item
+        posteriors: the majority vote (``seed`` None: restart 0 with
+        ``init="majority"``) or random ones drawn from the items' ids and
+        ``seed`` (:func:`item_dirichlet`).  On a dask DataFrame each
+        partition starts its own items, the same as in memory, and their
+        counts are summed like a local step's."""
+        seed = None
+        if restart > 0 or self.init != "majority":
+            seed = int(rng.randint(2**31 - 1 - data.n_classes))
         if isinstance(data, _dask.DaskRatingData):
             n = data.n_partitions
-            seeds = rng.randint(0, 2**31 - 1, size=n)
-            stats = data.map_sum(_partition_init_stats, [self] * n, [restart] * n, seeds)
+            stats = data.map_sum(_partition_init_stats, [self] * n, [seed] * n)
         else:
-            stats = self._init_stats(data, rng, restart)
+            stats = self._init_stats(data, seed)
         return self._global_update(data, None, stats)
 
     @abstractmethod
@@ -1143,7 +1213,18 @@ class CrowdModel(CrowdEstimator):
             else:
                 starts = [self._init_params(data, rng, r) for r in range(self.n_init)]
             n_threads = numba.get_num_threads()
-            if self._threaded_restarts and n_threads > 1 and len(starts) > 1:
+            dask_data = _dask.dask_data(data)
+            if self._threaded_restarts and dask_data is not None and len(starts) > 1:
+                # Restarts in client threads, their local steps batched: one
+                # task per partition and iteration serves all of them.
+                def one(restart):
+                    progress.begin(restart)
+                    run = self._run(data, starts[restart], progress, restart)
+                    progress.end(restart, run)
+                    return run
+
+                runs = dask_data.lockstep(one, range(len(starts)))
+            elif self._threaded_restarts and n_threads > 1 and len(starts) > 1:
                 # One restart per thread with serial (nogil) kernels: numba's
                 # workqueue layer cannot run parallel regions from two threads.
                 def one(restart):
@@ -1200,6 +1281,6 @@ class CrowdModel(CrowdEstimator):
             return self._local_step(data, self._fitted_params())[0]
 
 
-def _partition_init_stats(data, model, restart, seed):
+def _partition_init_stats(data, model, seed):
     """A dask partition's share of the starting counts (module level: pickled)."""
-    return model._init_stats(data, np.random.RandomState(seed), restart)
+    return model._init_stats(data, seed)

@@ -1,29 +1,54 @@
 """Scale-out on Dask (DESIGN §9): the fit loop over partitions of items.
 
 ``fit`` accepts a dask DataFrame in long form (columns ``item``, ``rater``,
-``label``).  The frame is shuffled by item once, so that an item never spans
-two partitions (checked), and each partition is encoded once on its worker
-into a :class:`~skcrowd._ratings.RatingData` that stays there.  Each
-iteration then runs the model's own ``_local_step`` on every partition (one
-data pass, on the workers), brings back only the small ``stats``, sums them
-in partition order (a model may name stats combined by their maximum) and
-runs ``_global_update`` on the client - the loop of ``_base.CrowdModel``
-unchanged.  Item-level results come back as dask collections
-(``predict_proba`` / ``predict`` / ``score_samples`` via ``map_partitions``).
+``label``, or crowd-kit's ``task``, ``worker``, ``label``; OrdinalMixture
+with ``difficulty="group"`` also reads a ``group`` column).  Each partition
+is encoded once on its worker into a :class:`~skcrowd._ratings.RatingData`
+that stays there.  A frame whose partitions already hold whole items (whole
+groups) is used as it is; otherwise it is shuffled by item (group) once, and
+the result is checked: an item (group) in two partitions is a ``ValueError``.
 
-Only models whose global update and objective need nothing but the summed
-statistics and the data's sizes run here (``_supports_dask``): DawidSkene,
-IRT3PL, MACE and GLAD, whose per-item warm starts stay on the workers.  Dask is
-imported only when a dask collection is passed.
+Each iteration then
+
+- scatters the global parameters once (to every worker);
+- runs one task per partition, pinned to the worker that holds it: the
+  model's own local step (one data pass), whose per-item state (warm starts,
+  posteriors) stays in that worker's memory for the next iteration;
+- sums the small ``stats`` on the workers in a tree (a model may name stats
+  combined by their maximum), so that the client receives one set of
+  per-rater (per-class, per-group) statistics per iteration;
+- runs ``_global_update`` and the objective on the client - the loop of
+  ``_base.CrowdModel`` unchanged.
+
+Restarts that run in client threads (OrdinalMixture) share each iteration's
+tasks: one task per partition serves every restart still running.
+Item-level results come back as dask collections (``predict_proba`` /
+``predict`` / ``score_samples`` via ``map_partitions``).  Dask is imported
+only when a dask collection is passed.
 """
 
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
+from time import perf_counter
 
 import numpy as np
 
 from ._ratings import RatingData, Ratings, encode_labels, fit_classes, long_columns
 
-COLUMNS = ("item", "rater", "label")
+#: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
+CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
+COLUMNS = CONVENTIONS[0]
+#: Partial sums are combined on the workers in groups of this many.
+FAN_IN = 8
+
+#: Per-item state of running fits, in each worker process's memory, by
+#: (fit token, partition index, restart).
+_STATE = {}
+#: Item state saved by DaskRatingData.checkpoint, by fit token and restart.
+_CHECKPOINTS = {}
+_TOKENS = itertools.count()
 
 
 def is_dask_frame(X):
@@ -32,27 +57,36 @@ def is_dask_frame(X):
             and hasattr(X, "map_partitions") and hasattr(X, "columns"))
 
 
-def _check_frame(estimator, frame):
+def _standard_frame(estimator, frame, extra=()):
+    """``frame`` with the columns ``item``, ``rater``, ``label`` (renamed
+    from crowd-kit's convention) and the model's ``extra`` columns."""
     if not getattr(estimator, "_supports_dask", False):
         raise ValueError(
             f"{type(estimator).__name__} does not run on Dask; fit it on a Ratings or a "
-            "matrix, or use DawidSkene, GLAD, IRT3PL or MACE for a dask DataFrame."
+            "matrix, or use DawidSkene, GLAD, IRT3PL, MACE or OrdinalMixture for a dask "
+            "DataFrame."
         )
     try:
-        columns = long_columns(frame.columns)
+        names = long_columns(frame.columns)  # the data layer's rule
     except ValueError:
-        columns = None
-    if columns is None:
+        names = None
+    if names is None:
         raise ValueError(
-            f"A dask DataFrame of ratings needs the columns {list(COLUMNS)} (or "
-            f"crowd-kit's task, worker, label); it has {list(frame.columns)}."
+            "A dask DataFrame of ratings needs the columns ['item', 'rater', 'label'] "
+            f"(or crowd-kit's ['task', 'worker', 'label']); it has {list(frame.columns)}. "
+            "Rename them, e.g. frame.rename(columns={...})."
         )
-    # The in-memory rules (the data layer): crowd-kit's names are renamed,
-    # other columns dropped, and a row without a label is not a rating.
-    frame = frame[list(columns)]
-    if tuple(columns) != COLUMNS:
-        frame = frame.rename(columns=dict(zip(columns, COLUMNS)))
-    return frame.dropna(subset=["label"])
+    missing = [column for _, column in extra if column not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{type(estimator).__name__} needs the column(s) {missing} in the dask DataFrame "
+            f"(it has {list(frame.columns)})."
+        )
+    # The in-memory rules: crowd-kit's names are renamed, other columns
+    # dropped, and a row without a label is not a rating.
+    columns = dict(zip(names, COLUMNS))
+    columns.update({column: name for name, column in extra})
+    return frame[list(columns)].rename(columns=columns).dropna(subset=["label"])
 
 
 def _client():
@@ -70,49 +104,56 @@ def _client():
         ) from None
 
 
-def _encode_partition(frame, rater_ids, classes):
-    """One partition as (item ids, RatingData) with the fit's codes."""
+class Partition:
+    """One partition's ratings as the workers hold them: ``index`` (its
+    place in the frame), ``item_ids``, the encoded ``data`` and, for a model
+    that reads them, per-item ``groups``."""
+
+    def __init__(self, index, item_ids, data, groups=None):
+        self.index = index
+        self.item_ids = item_ids
+        self.data = data
+        self.groups = groups
+
+    def summary(self):
+        """What the client needs to check the partitioning: item (group)
+        count and range, and the ratings per rater."""
+        return {"n_items": self.data.n_items, "items": _id_range(self.item_ids),
+                "n_groups": None if self.groups is None else len(np.unique(self.groups)),
+                "groups": None if self.groups is None else _id_range(self.groups)}
+
+
+def _id_range(ids):
+    try:
+        return (ids.min(), ids.max()) if len(ids) else None
+    except TypeError:  # ids of mixed types: no order
+        return "unordered"
+
+
+def _encode_partition(frame, index, rater_ids, classes, with_groups):
+    """One partition as a :class:`Partition` with the fit's codes."""
     ratings = Ratings(frame["item"].to_numpy(), frame["rater"].to_numpy(),
                       frame["label"].to_numpy(), rater_ids=rater_ids)
     data = RatingData(ratings._item, ratings._rater, encode_labels(ratings.label, classes),
-                      ratings._item_ptr, n_raters=len(rater_ids), n_classes=len(classes))
-    return ratings.item_ids, data
+                      ratings._item_ptr, n_raters=len(rater_ids), n_classes=len(classes),
+                      item_ids=ratings.item_ids)
+    groups = None
+    if with_groups:
+        per_item = frame.groupby("item", sort=True)["group"]
+        counts = per_item.nunique(dropna=False)
+        if (counts > 1).any():
+            item = counts.index[np.argmax(counts.to_numpy() > 1)]
+            raise ValueError(f"Item {item!r} has ratings in more than one group; each item "
+                             "belongs to one group.")
+        groups = per_item.first().reindex(ratings.item_ids).to_numpy()
+    return Partition(index, ratings.item_ids, data, groups)
 
 
-def _partition_stats(part, model, params):
-    """The model's local step on one partition; its stats for the client."""
-    return model._local_step(part[1], params)[1]
+def _rater_counts(data):
+    return {"counts": np.bincount(data.rater, minlength=data.n_raters)}
 
 
-def _partition_step(part, state, model, params):
-    """The local step of a model with per-item warm starts
-    (``_dask_item_state``, GLAD's b): ``_dask_local_params`` merges the
-    partition's previous ``state`` into the step's parameters; returns the
-    stats for the client and the new state, which stays on the workers as
-    a future for the next iteration."""
-    data = part[1]
-    local = model._dask_local_params(data, params, state or {})
-    stats = dict(model._local_step(data, local)[1])
-    return stats, {key: stats.pop(key) for key in model._dask_item_state}
-
-
-def _first(pair):
-    return pair[0]
-
-
-def _second(pair):
-    return pair[1]
-
-
-def _partition_call(part, fn, *args):
-    return fn(part[1], *args)
-
-
-def _n_items(part):
-    return part[1].n_items
-
-
-def _sum(stats, maxima=()):
+def _combine(stats, maxima=()):
     """Combine a list of stats dicts key by key, in list order
     (deterministic): a sum, or the maximum for the keys in ``maxima``."""
     def combine(key):
@@ -123,78 +164,277 @@ def _sum(stats, maxima=()):
     return {key: combine(key) for key in stats[0]}
 
 
+def _combine_batches(maxima, *batches):
+    """Combine per-restart stats (``{restart: stats}``) of several partitions."""
+    return {r: _combine([b[r] for b in batches], maxima) for r in batches[0]}
+
+
+def _model_step(model, part, params, state):
+    """The model's local step on one partition: its stats for the client and
+    the per-item state to keep on the worker.
+
+    A model with its own Dask step (``_dask_step``, OrdinalMixture) runs it;
+    a model with per-item warm starts (``_dask_item_state``, GLAD's b) gets
+    them merged into its parameters by ``_dask_local_params``; any other model
+    runs its plain ``_local_step`` (DawidSkene, IRT3PL)."""
+    if hasattr(model, "_dask_step"):
+        return model._dask_step(part, params, state)
+    keys = getattr(model, "_dask_item_state", ())
+    if keys:
+        params = model._dask_local_params(part.data, params, state or {})
+    stats = dict(model._local_step(part.data, params)[1])
+    return stats, {key: stats.pop(key) for key in keys} or None
+
+
+def _partition_step(part, model, batch, token):
+    """One iteration's task on one partition: the local step of every
+    restart in ``batch`` (``{restart: params}``), their item state kept here."""
+    out = {}
+    for restart, params in batch.items():
+        key = (token, part.index, restart)
+        start = perf_counter()
+        stats, state = _model_step(model, part, params, _STATE.get(key))
+        stats["_seconds"] = perf_counter() - start
+        _STATE[key] = state
+        out[restart] = stats
+    return out
+
+
+def _partition_call(part, fn, *args):
+    return fn(part.data, *args)
+
+
+def _partition_state(part, token, restart, fn):
+    return fn(part, _STATE.get((token, part.index, restart)))
+
+
+def _drop_state(token):
+    for key in [k for k in _STATE if k[0] == token]:
+        del _STATE[key]
+    _CHECKPOINTS.pop(token, None)
+
+
+def _checkpoint_state(token, restart):
+    """Remember the item state of ``restart`` (all restarts when None)."""
+    _CHECKPOINTS.setdefault(token, {})[restart] = {
+        key: state for key, state in _STATE.items()
+        if key[0] == token and (restart is None or key[2] == restart)}
+
+
+def _restore_state(token, restart):
+    saved = _CHECKPOINTS.get(token, {}).pop(restart, {})
+    _STATE.update(saved)
+
+
+def dask_data(data):
+    """The :class:`DaskRatingData` that ``data`` is or wraps (a model's
+    problem object keeps it as ``data``), else None."""
+    for candidate in (data, getattr(data, "data", None)):
+        if isinstance(candidate, DaskRatingData):
+            return candidate
+    return None
+
+
 class DaskRatingData:
-    """Encoded ratings held by the workers, one RatingData per partition.
+    """Encoded ratings held by the workers, one :class:`Partition` each.
 
     Has the sizes of a RatingData (``n_items``, ``n_raters``, ``n_classes``,
-    ``n_ratings``) so that the global update and objective run unchanged.
+    ``n_ratings``) and the ratings per rater (``rater_counts``), so that the
+    global update and objective run unchanged.  ``iterations`` records, per
+    local step over the partitions, its wall time on the client, the summed
+    compute time of its tasks, and the seconds the client spent sending the
+    parameters, waiting for the tasks and the reduction, and receiving the
+    statistics.
     """
 
-    def __init__(self, client, parts, n_raters, n_classes, n_ratings):
+    def __init__(self, client, parts, workers, n_raters, n_classes, n_ratings, n_items,
+                 rater_counts):
         self.client = client
         self.parts = parts
+        self.workers = workers
         self.n_raters = int(n_raters)
         self.n_classes = int(n_classes)
         self.n_ratings = int(n_ratings)
+        self.n_items = int(n_items)
+        self.rater_counts = rater_counts
+        self.token = f"skcrowd-{next(_TOKENS)}-{id(self)}"
+        self.iterations = []
         self._model = self._model_future = None
-        self._states = [None] * len(parts)
-        self.n_items = int(sum(client.gather(client.map(_n_items, parts, pure=False))))
+        self._lockstep = None
+        self._thread = threading.local()  # the restart a lockstep thread runs
 
     @property
     def n_partitions(self):
         return len(self.parts)
 
-    def local_stats(self, model, params):
-        """The model's local step on every partition; stats summed in order.
-
-        The model (its hyperparameters) goes to the workers once per fit;
-        the global parameters, small, travel with each iteration's tasks.
-        """
+    def _send_model(self, model):
+        # The model (its hyperparameters) goes to the workers once per fit.
         if self._model is not model:
             self._model = model
             self._model_future = self.client.scatter(model, broadcast=True, hash=False)
-            self._states = [None] * len(self.parts)
-        if getattr(model, "_dask_item_state", ()):
-            # Item state goes from each task to the same partition's next
-            # task as a future; a restart's first step ignores it (the
-            # model's _dask_local_params starts fresh without a shift).
-            steps = self.client.map(_partition_step, self.parts, self._states,
-                                    model=self._model_future, params=params, pure=False)
-            self._states = self.client.map(_second, steps, pure=False)
-            futures = self.client.map(_first, steps, pure=False)
-        else:
-            futures = self.client.map(_partition_stats, self.parts, model=self._model_future,
-                                      params=params, pure=False)
-        return _sum(self.client.gather(futures), getattr(model, "_stats_maxima", ()))
+
+    def run_batch(self, model, batch):
+        """One task per partition runs the local step of every restart in
+        ``batch`` (``{restart: params}``); returns ``{restart: stats}``, the
+        stats combined over the partitions in a tree on the workers."""
+        self._send_model(model)
+        client = self.client
+        start = perf_counter()
+        # a list, so that the dict travels as one object
+        params = client.scatter([batch], broadcast=True, hash=False)[0]
+        sent = perf_counter()
+        futures = [client.submit(_partition_step, part, self._model_future, params,
+                                 self.token, workers=[worker], allow_other_workers=False,
+                                 pure=False)
+                   for part, worker in zip(self.parts, self.workers)]
+        maxima = tuple(getattr(model, "_stats_maxima", ()))
+        while len(futures) > 1:
+            futures = [client.submit(_combine_batches, maxima, *futures[i:i + FAN_IN],
+                                     pure=False)
+                       for i in range(0, len(futures), FAN_IN)]
+        from distributed import wait
+
+        wait(futures[0])
+        ready = perf_counter()
+        result = futures[0].result()
+        end = perf_counter()
+        compute = sum(stats.pop("_seconds") for stats in result.values())
+        self.iterations.append({"wall": end - start, "compute": compute,
+                                "send": sent - start, "tasks": ready - sent,
+                                "receive": end - ready, "restarts": len(batch)})
+        return result
+
+    def local_stats(self, model, params):
+        """The model's local step on every partition; the stats summed.
+
+        Restarts running in :meth:`lockstep` threads wait for each other
+        and share one task per partition."""
+        restart = params.get("restart", 0)
+        if self._lockstep is not None:
+            return self._lockstep.step(model, restart, params)
+        return self.run_batch(model, {restart: params})[restart]
+
+    def lockstep(self, run, restarts):
+        """``run(restart)`` for every restart in its own client thread, their
+        local steps batched (:meth:`local_stats`); returns the runs' results."""
+        starts = list(restarts)
+        self._lockstep = _Lockstep(self, len(starts))
+
+        def one(start):
+            self._thread.restart = start
+            try:
+                return run(start)
+            finally:
+                self._lockstep.leave()
+
+        try:
+            with ThreadPoolExecutor(max_workers=len(starts)) as pool:
+                return list(pool.map(one, starts))
+        finally:
+            self._lockstep = None
 
     def checkpoint(self):
-        """The partitions' item state (futures), to go back to it when the
-        fit loop rejects an extrapolated step."""
-        return (self._model, list(self._states))
+        """Save the partitions' item state (of the calling restart in
+        :meth:`lockstep`), to go back to it when the fit loop rejects an
+        extrapolated step; states are replaced, never changed, by a step, so
+        this keeps references, not copies."""
+        restart = getattr(self._thread, "restart", None)
+        self.client.run(_checkpoint_state, self.token, restart)
+        # never None (the loop's "nothing to restore"), outside lockstep too
+        return ("checkpoint", restart)
 
     def restore(self, checkpoint):
-        """Go back to the item state of :meth:`checkpoint`."""
-        model, states = checkpoint
-        if model is self._model:
-            self._states = list(states)
+        """Go back to the item state saved by :meth:`checkpoint`."""
+        self.client.run(_restore_state, self.token, checkpoint[1])
 
     def map_sum(self, fn, *per_part_args):
         """``fn(part_data, *args)`` on each partition (args given per partition), summed."""
         futures = self.client.map(_partition_call, self.parts, [fn] * len(self.parts),
                                   *per_part_args, pure=False)
-        return _sum(self.client.gather(futures))
+        return _combine(self.client.gather(futures))
+
+    def map_state(self, fn, restart):
+        """``fn(partition, state)`` on each partition with restart
+        ``restart``'s item state kept there; the list of results."""
+        futures = [self.client.submit(_partition_state, part, self.token, restart, fn,
+                                      workers=[worker], allow_other_workers=False, pure=False)
+                   for part, worker in zip(self.parts, self.workers)]
+        return self.client.gather(futures)
+
+    def release(self):
+        """Drop the item state of this fit from the workers."""
+        self.client.run(_drop_state, self.token)
 
 
-def encode_frame(estimator, frame):
+class _Lockstep:
+    """Restarts in client threads, each running the fit loop: their local
+    steps wait until every live restart has asked for one, then run as one
+    batch (one task per partition for all of them)."""
+
+    def __init__(self, data, n_live):
+        self.data = data
+        self.live = n_live
+        self.pending = {}
+        self.done = {}
+        self.cond = threading.Condition()
+
+    def step(self, model, restart, params):
+        with self.cond:
+            self.pending[restart] = (model, params)
+            self._fire_when_complete()
+            while restart not in self.done:
+                self.cond.wait()
+            result = self.done.pop(restart)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def leave(self):
+        with self.cond:
+            self.live -= 1
+            self._fire_when_complete()
+
+    def _fire_when_complete(self):
+        if not self.pending or len(self.pending) < self.live:
+            return
+        batch, self.pending = self.pending, {}
+        model = next(iter(batch.values()))[0]
+        try:
+            self.done.update(self.data.run_batch(
+                model, {r: params for r, (_, params) in batch.items()}))
+        except Exception as error:  # every waiting restart sees it
+            self.done.update({r: error for r in batch})
+        self.cond.notify_all()
+
+
+def _disjoint(summaries, key, count, total):
+    """Whether no item (group) is in two partitions: their id ranges do not
+    overlap, or (ids without order) their counts add up to ``total()``."""
+    ranges = [s[key] for s in summaries if s[key] is not None]
+    if all(r != "unordered" for r in ranges):
+        try:
+            ranges.sort()
+            if all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])):
+                return True
+        except TypeError:
+            pass
+    return sum(s[count] for s in summaries) == total()
+
+
+def encode_frame(estimator, frame, **fit_params):
     """Set ``classes_``, ``rater_ids_``, ``n_features_in_`` from a dask
-    DataFrame and encode its partitions on the workers."""
+    DataFrame and encode its partitions on the workers (shuffled by item, or
+    by group, first when a partition does not hold whole items, groups)."""
     import dask
 
-    frame = _check_frame(estimator, frame)
+    extra = estimator._dask_columns(**fit_params)
+    frame = _standard_frame(estimator, frame, extra)
+    with_groups = any(name == "group" for name, _ in extra)
+    key = "group" if with_groups else "item"
     client = _client()
-    rater_counts, labels, n_ratings, n_unique_items = dask.compute(
+    rater_counts, labels, n_ratings = dask.compute(
         frame["rater"].value_counts(dropna=False), frame["label"].drop_duplicates(),
-        frame.shape[0], frame["item"].nunique())
+        frame.shape[0])
     raters = rater_counts.index.to_series()
     if n_ratings == 0:
         raise ValueError("X has no ratings: the dask DataFrame is empty, nothing to fit.")
@@ -203,60 +443,89 @@ def encode_frame(estimator, frame):
     rater_ids = np.sort(raters.to_numpy())
     fit_classes(estimator, labels.to_numpy())
     classes = estimator.classes_
-    # One shuffle so that every item's ratings sit in one partition.
-    shuffled = frame.shuffle(on="item")
-    pieces = client.compute(shuffled.to_delayed())
-    parts = client.map(_encode_partition, pieces, rater_ids=rater_ids, classes=classes,
-                       pure=False)
-    data = DaskRatingData(client, parts, len(rater_ids), len(classes), n_ratings)
-    if data.n_items != n_unique_items:
-        raise ValueError(  # pragma: no cover - a broken shuffle, not user input
-            f"After shuffling by item, partitions hold {data.n_items} items but the "
-            f"frame has {n_unique_items}: an item spans two partitions."
-        )
+
+    def encode(frame):
+        pieces = client.compute(frame.to_delayed())
+        return client.map(_encode_partition, pieces, range(len(pieces)), rater_ids=rater_ids,
+                          classes=classes, with_groups=with_groups, pure=False)
+
+    def check(parts):
+        """The non-empty partitions, their items, and whether they are whole."""
+        summaries = client.gather(client.map(Partition.summary, parts, pure=False))
+        n_items = sum(s["n_items"] for s in summaries)
+        items_whole = _disjoint(summaries, "items", "n_items",
+                                lambda: frame["item"].nunique().compute())
+        groups_whole = not with_groups or _disjoint(
+            summaries, "groups", "n_groups", lambda: frame["group"].nunique().compute())
+        parts = [part for part, s in zip(parts, summaries) if s["n_items"] > 0]
+        return parts, n_items, items_whole and groups_whole
+
+    parts, n_items, whole = check(encode(frame))
+    if not whole:
+        # One shuffle so that every item's (group's) ratings sit in one partition.
+        parts, n_items, whole = check(encode(frame.shuffle(on=key)))
+        if not whole:
+            raise ValueError(
+                f"After shuffling by {key}, an item spans two partitions"
+                + (": an item has ratings in more than one group." if with_groups else ".")
+            )
+    # Each partition's tasks run where it lives (its item state stays there).
+    who_has = client.who_has(parts)
+    workers = [sorted(who_has[part.key])[0] for part in parts]
+    data = DaskRatingData(client, parts, workers, len(rater_ids), len(classes), n_ratings,
+                          n_items, None)
+    data.rater_counts = data.map_sum(_rater_counts)["counts"]
     estimator.rater_ids_ = rater_ids
     estimator.n_features_in_ = len(rater_ids)
     estimator._rater_counts = rater_counts.loc[rater_ids].to_numpy()
     return data
 
 
+def _empty_result(model, what, index):
+    import pandas as pd
+
+    if what == "proba":
+        return pd.DataFrame(np.zeros((0, len(model.classes_))), columns=list(model.classes_),
+                            index=index)
+    if what == "loglik":
+        return pd.Series(np.zeros(0), name="loglik", index=index)
+    dtype = np.float64 if what == "mean" else model.classes_.dtype
+    return pd.Series(np.zeros(0, dtype=dtype), name="label", index=index)
+
+
 def _infer_partition(frame, model, what):
     import pandas as pd
 
-    columns = list(model.classes_)
     if len(frame) == 0:
-        index = pd.Index([], name="item", dtype=frame["item"].dtype)
-        if what == "proba":
-            return pd.DataFrame(np.zeros((0, len(columns))), columns=columns, index=index)
-        if what == "loglik":
-            return pd.Series(np.zeros(0), name="loglik", index=index)
-        return pd.Series(np.zeros(0, dtype=model.classes_.dtype), name="label", index=index)
+        mean = what == "label" and getattr(model, "_predicts_mean", False)
+        return _empty_result(model, "mean" if mean else what,
+                             pd.Index([], name="item", dtype=frame["item"].dtype))
     ratings = Ratings(frame["item"].to_numpy(), frame["rater"].to_numpy(),
                       frame["label"].to_numpy())
     data = model._encode(ratings, reset=False)
+    kwargs = {}
+    if "group" in frame.columns:
+        kwargs["groups"] = frame.groupby("item", sort=True)["group"].first().reindex(
+            ratings.item_ids).to_numpy()
     index = pd.Index(ratings.item_ids, name="item")
     if what == "loglik":
-        return pd.Series(model._score_items(data), index=index, name="loglik")
-    items = model._infer_items(data)
+        return pd.Series(model._score_items(data, **kwargs), index=index, name="loglik")
+    items = model._infer_items(data, **kwargs)
     if what == "proba":
-        return pd.DataFrame(items["proba"], index=index, columns=columns)
+        return pd.DataFrame(items["proba"], index=index, columns=list(model.classes_))
     return pd.Series(model._predict_from_items(items), index=index, name="label")
 
 
-def infer_frame(model, frame, what):
+def infer_frame(model, frame, what, extra=()):
     """Per-item posteriors (``what="proba"``, a dask DataFrame indexed by item
     with one column per class), labels (``"label"``) or log marginal
-    likelihoods (``"loglik"``), both dask Series indexed by item."""
+    likelihoods (``"loglik"``), both dask Series indexed by item; ``extra``
+    names the model's further columns as ``(name, column)`` pairs."""
     import pandas as pd
 
-    frame = _check_frame(model, frame)
-    shuffled = frame.shuffle(on="item")
-    index = pd.Index([], name="item", dtype=frame["item"].dtype)
-    if what == "proba":
-        meta = pd.DataFrame(np.zeros((0, len(model.classes_))), columns=list(model.classes_),
-                            index=index)
-    elif what == "loglik":
-        meta = pd.Series(np.zeros(0), name="loglik", index=index)
-    else:
-        meta = pd.Series(np.zeros(0, dtype=model.classes_.dtype), name="label", index=index)
+    frame = _standard_frame(model, frame, extra)
+    shuffled = frame.shuffle(on="group" if extra else "item")
+    mean = what == "label" and getattr(model, "_predicts_mean", False)
+    meta = _empty_result(model, "mean" if mean else what,
+                         pd.Index([], name="item", dtype=frame["item"].dtype))
     return shuffled.map_partitions(_infer_partition, model, what, meta=meta)

@@ -7,7 +7,15 @@ from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import CrowdModel, apply_evidence, draw_categorical, has_gold, item_chunks
+from ._base import (
+    CrowdModel,
+    apply_evidence,
+    draw_categorical,
+    has_gold,
+    item_chunks,
+    item_dirichlet,
+    item_ids_of,
+)
 from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
 from ._kernels._common import vote_counts
@@ -85,7 +93,8 @@ class DawidSkene(CrowdModel):
         Expected number of ratings in which rater j gave label l to an item
         of true class k, at the final item posteriors; what
         ``fit(X, prior_params=this_model)`` adds to its prior (see
-        :ref:`warm-start`).  None after a dask or ``partial_fit`` fit.
+        :ref:`warm-start`).  None after ``partial_fit``; after a dask fit,
+        summed on the workers (one more pass over the partitions).
     n_features_in_ : int
         Number of raters.
     rater_ids_ : ndarray of shape (n_raters,)
@@ -202,8 +211,8 @@ class DawidSkene(CrowdModel):
                              f"{type(earlier).__name__}.")
         check_is_fitted(earlier)
         if getattr(earlier, "confusion_counts_", None) is None:
-            raise ValueError("prior_params needs a DawidSkene fitted in memory with fit "
-                             "(its confusion_counts_ are None).")
+            raise ValueError("prior_params needs a DawidSkene fitted with fit, not "
+                             "partial_fit (its confusion_counts_ are None).")
         if isinstance(weight, bool) or not isinstance(weight, Real) \
                 or not (0 <= weight < np.inf):
             raise ValueError(f"prior_weight must be a finite number >= 0; got {weight!r}.")
@@ -240,23 +249,24 @@ class DawidSkene(CrowdModel):
                          where=totals > 0)
         return dict(params, confusion=rows)
 
-    def _init_stats(self, data, rng, restart):
-        """Confusion and class counts of the starting item posteriors.
+    def _init_stats(self, data, seed):
+        """Confusion and class counts of the starting item posteriors: the
+        vote shares, or random ones from ``seed``.
 
-        With gold, the first start is a qualification test: the known items
-        alone (every rater's answers on them, the prior elsewhere).  A
-        majority start would let a crowd that mostly gets a class wrong
-        outvote the gold, and EM would stay in that mode.
+        With gold, the majority start is a qualification test instead: the
+        known items alone (every rater's answers on them, the prior
+        elsewhere).  A majority start would let a crowd that mostly gets a
+        class wrong outvote the gold, and EM would stay in that mode.
         """
-        if restart == 0 and self.init == "majority" and has_gold(data):
+        if seed is None and has_gold(data):
             posterior = np.zeros((data.n_items, data.n_classes))
-        elif restart == 0 and self.init == "majority":
+        elif seed is None:
             posterior = np.empty((data.n_items, data.n_classes))
             vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, posterior)
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
-            posterior = rng.dirichlet(np.ones(data.n_classes), size=data.n_items)
+            posterior = item_dirichlet(item_ids_of(data), seed, data.n_classes)
         return self._stats(data, apply_evidence(posterior, data))
 
     def _stats(self, data, posterior):
@@ -391,6 +401,10 @@ class DawidSkene(CrowdModel):
         self.confusion_counts_ = None
         if items is not None:
             self.confusion_counts_ = self._stats(data, items["proba"])["confusion_counts"]
+        elif isinstance(data, DaskRatingData):
+            # the items' posteriors stay on the workers: their counts are a
+            # local step's statistics, one more pass at the final parameters
+            self.confusion_counts_ = data.local_stats(self, params)["confusion_counts"]
 
     def _fitted_params(self):
         return {"class_prior": self.class_prior_, "confusion": self.confusion_}

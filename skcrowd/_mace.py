@@ -10,7 +10,7 @@ from scipy.special import digamma
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (CrowdModel, apply_evidence, draw_categorical, has_gold, item_chunks,
-                    numba_threads)
+                    item_dirichlet, item_ids_of, numba_threads)
 from ._kernels import _mace as kernels
 from ._kernels._common import vote_counts
 
@@ -234,21 +234,21 @@ default="uniform"
     def _init_params(self, data, rng, restart):
         return self._start_from_counts(data, rng, restart)
 
-    def _init_stats(self, data, rng, restart):
+    def _init_stats(self, data, seed):
         """Counts of a start: item posteriors q (vote shares or random),
         every rater at θ = 1/2 with uniform ξ, so a rating whose label has
         posterior q knew the answer with probability q · K / (K + 1)."""
         K = data.n_classes
-        if restart == 0 and self.init == "majority" and has_gold(data):
+        if seed is None and has_gold(data):
             # with gold, start from the known items alone (see DawidSkene)
             posterior = np.zeros((data.n_items, K))
-        elif restart == 0 and self.init == "majority":
+        elif seed is None:
             posterior = np.empty((data.n_items, K))
             vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, K, posterior)
             posterior += 1e-12  # an item without ratings starts uniform
             posterior /= posterior.sum(axis=1, keepdims=True)
         else:
-            posterior = rng.dirichlet(np.ones(K), size=data.n_items)
+            posterior = item_dirichlet(item_ids_of(data), seed, K)
         posterior = apply_evidence(posterior, data)
         n_cells = data.n_raters * K
         share = posterior[data.item, data.label] * (K / (K + 1.0))

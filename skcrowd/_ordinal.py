@@ -8,8 +8,11 @@ from scipy.linalg import eigh_tridiagonal
 from scipy.special import digamma, gammaln, log_ndtr, polygamma, roots_legendre
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import CrowdModel, item_chunks, numba_threads
+from . import _dask
+from ._base import CrowdModel, item_chunks, item_ids_of, item_normals, numba_threads
+from ._dask import DaskRatingData
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
 from ._ratings import per_item
@@ -56,6 +59,30 @@ class _Problem:
         self.rated = self.rater_counts > 0
         self.group_rated = np.bincount(
             item_group, weights=np.diff(data.item_ptr), minlength=n_groups) > 0
+
+
+class _DaskProblem:
+    """The client's view of ratings on Dask workers: sizes, the scale and
+    the rated raters (what the global update and F need); each partition
+    builds its own :class:`_Problem` on its worker."""
+
+    def __init__(self, data, scale):
+        self.data = data
+        self.n_items = data.n_items
+        self.n_raters = data.n_raters
+        self.lower, self.upper, self.value, self.log_spam, self.step = scale
+        self.rater_counts = np.asarray(data.rater_counts, dtype=np.float64)
+        self.rated = self.rater_counts > 0
+        # one shared δ (difficulty=None); groups' and items' δ stay on the workers
+        self.n_groups = 1
+        self.group_rated = np.array([True])
+
+    def checkpoint(self):
+        """The workers' item state, for the fit loop (see DaskRatingData)."""
+        return self.data.checkpoint()
+
+    def restore(self, checkpoint):
+        self.data.restore(checkpoint)
 
 
 class OrdinalMixture(CrowdModel):
@@ -150,11 +177,15 @@ class OrdinalMixture(CrowdModel):
     group_difficulty_ : ndarray of shape (n_groups,)
         E δ_c (inverse difficulty: below 1, even precise raters are noisy).
         One entry with ``difficulty=None``, one per training item with
-        ``"item"``, one per ``group_ids_`` entry with ``"group"``.
+        ``"item"`` (``None`` after a Dask fit), one per ``group_ids_`` entry
+        with ``"group"``.
     group_ids_ : ndarray
         The groups seen in fit (``difficulty="group"`` only).
-    item_mean_, item_std_ : ndarray of shape (n_training_items,)
-        Mean and standard deviation 1/√λ_m of q(z_m) for the training items.
+    item_mean_, item_std_ : ndarray of shape (n_training_items,) or None
+        Mean and standard deviation 1/√λ_m of q(z_m) for the training items
+        (``None`` after a fit on a dask DataFrame: the training items stay on
+        the workers; ``predict(frame)`` / ``predict_proba(frame)`` give them
+        as dask collections).
     precision_shape_, precision_rate_ : float
         α and β of the gamma prior on τ (type-II ML).
     rater_precision_shape_, rater_precision_rate_ : ndarray of shape (n_raters,)
@@ -188,6 +219,8 @@ class OrdinalMixture(CrowdModel):
     """
 
     _min_classes = 2
+    _supports_dask = True
+    _predicts_mean = True
 
     _rater_params = ("tau_shape", "tau_rate", "eps", "eps_c")
     #: (q(δ) too: shared by every item without difficulty categories)
@@ -271,6 +304,8 @@ class OrdinalMixture(CrowdModel):
             ``df.groupby("item")["query"].first()`` for a long frame).  Routed by
             scikit-learn's metadata routing (``set_fit_request(groups=True)``),
             so ``GridSearchCV(..., cv=GroupKFold()).fit(X, groups=q)`` works.
+            For a dask DataFrame of ratings: the name of its column holding
+            each rating's group (default ``"group"``).
         init_params : OrdinalMixture, default=None
             A fitted model whose rater factors (matched by rater id) the fit
             starts from (see :ref:`warm-start`).
@@ -302,6 +337,9 @@ class OrdinalMixture(CrowdModel):
         -------
         z : ndarray of shape (n_items,)
         """
+        if _dask.is_dask_frame(X):
+            check_is_fitted(self)
+            return self._dask_infer(X, "label", groups)
         return self._results(X, "label", groups=groups)
 
     def predict_proba(self, X, groups=None):
@@ -311,6 +349,9 @@ class OrdinalMixture(CrowdModel):
         -------
         proba : ndarray of shape (n_items, n_classes)
         """
+        if _dask.is_dask_frame(X):
+            check_is_fitted(self)
+            return self._dask_infer(X, "proba", groups)
         return self._results(X, "proba", groups=groups)
 
     def score_samples(self, X, groups=None):
@@ -326,11 +367,105 @@ class OrdinalMixture(CrowdModel):
         bins are open-ended here, so that the probabilities of the K levels
         sum to one.  0 for an item without ratings.
         """
+        if _dask.is_dask_frame(X):
+            check_is_fitted(self)
+            return self._dask_infer(X, "loglik", groups)
         return self._results(X, "loglik", groups=groups)
 
     def score(self, X, y=None, groups=None):
         """Mean of :meth:`score_samples` (higher is better)."""
-        return float(np.mean(self.score_samples(X, groups=groups)))
+        scores = self.score_samples(X, groups=groups)
+        if _dask.is_dask_frame(X):
+            return float(scores.mean().compute())
+        return float(np.mean(scores))
+
+    # -- Dask ----------------------------------------------------------------------
+    def _dask_columns(self, groups=None, **fit_params):
+        """With ``difficulty="group"``, the frame's group column."""
+        if self.difficulty != "group":
+            return ()
+        if groups is None:
+            groups = "group"
+        if not isinstance(groups, str):
+            raise ValueError(
+                "For a dask DataFrame of ratings, groups names its column that holds each "
+                f"rating's group (default 'group'); got {type(groups).__name__}."
+            )
+        return (("group", groups),)
+
+    def _dask_infer(self, X, what, groups):
+        """Item results for a dask DataFrame; with ``difficulty="group"``, the
+        groups from its group column when it has one (else the prior δ)."""
+        extra = ()
+        if self.difficulty == "group":
+            column = "group" if groups is None else groups
+            if groups is not None or column in X.columns:
+                extra = self._dask_columns(column)
+        return _dask.infer_frame(self, X, what, extra=extra)
+
+    def _partition_problem(self, part):
+        """A partition's :class:`_Problem`, built once on its worker."""
+        problem = getattr(part, "problem", None)
+        if problem is None:
+            data = part.data
+            if self.difficulty == "group":
+                _, item_group = np.unique(part.groups, return_inverse=True)
+                n_groups = int(item_group.max()) + 1
+            elif self.difficulty == "item":
+                item_group, n_groups = np.arange(data.n_items), data.n_items
+            else:
+                item_group, n_groups = np.zeros(data.n_items), 1
+            problem = part.problem = _Problem(data, self._scale(data.n_classes),
+                                              item_group.astype(np.int32), n_groups)
+        return problem
+
+    def _dask_step(self, part, params, state):
+        """The local step on one partition (run on its worker); ``state`` is
+        the partition's item state after the restart's previous step, or
+        ``None`` at its first.  The items' q(z) (and with ``"item"``, q(δ))
+        stay here.  With ``"group"``, the groups' q(δ) - the global update's
+        last part, which needs the new τ̄ and each group's ratings - is
+        computed here from the previous step's per-rating terms; its KL
+        goes to the client with the rater sums."""
+        if state is None:
+            problem = self._partition_problem(part)
+            local = self._item_start(problem, params["seed"])
+        else:
+            problem = state["problem"]
+            local = {key: state[key] for key in ("mu", "lam", "delta_shape", "delta_rate")
+                     if key in state}
+        stats = {}
+        if self.difficulty == "group":
+            C = problem.n_groups
+            if state is None:
+                shape = np.full(C, float(self.difficulty_shape))
+                rate = np.full(C, float(self.difficulty_rate))
+            else:
+                g_genuine, g_error = np.empty(C), np.empty(C)
+                data = problem.data
+                kernels.group_sums(problem.group_ptr, problem.group_items, data.item_ptr,
+                                   data.rater, state["out"],
+                                   params["tau_shape"] / params["tau_rate"], g_genuine, g_error)
+                shape = self.difficulty_shape + 0.5 * g_genuine
+                rate = self.difficulty_rate + 0.5 * g_error
+            local["delta_shape"], local["delta_rate"] = shape, rate
+            stats["delta_kl"] = float(np.sum(_gamma_kl(shape, rate, self.difficulty_shape,
+                                                       self.difficulty_rate)))
+        items = self._sweep(problem, dict(params, **local, parallel=False), 1, 0.0)
+        stats["rater_acc"] = items["rater_acc"]
+        stats["elbo"] = float(np.sum(items["elbo"]))
+        state = {"problem": problem, "mu": items["mu"], "lam": items["lam"]}
+        if self.difficulty == "item":
+            state["delta_shape"], state["delta_rate"] = items["delta_shape"], items["delta_rate"]
+        elif self.difficulty == "group":
+            state["delta_shape"], state["delta_rate"] = shape, rate
+            state["out"] = items["out"]
+        return stats, state
+
+    def _step(self, problem, params):
+        if isinstance(problem.data, DaskRatingData):
+            return None, problem.data.local_stats(self, params)
+        return self._local_step(problem, params)
 
     _prediction_name = "mean"
 
@@ -412,6 +547,11 @@ class OrdinalMixture(CrowdModel):
 
     def _prepare(self, data, groups=None):
         scale = self._scale(data.n_classes)
+        if isinstance(data, DaskRatingData):
+            # groups came as a column; each partition builds its own problem
+            if hasattr(self, "group_ids_"):
+                del self.group_ids_
+            return _DaskProblem(data, scale)
         if self.difficulty == "group":
             if groups is None:
                 raise ValueError(
@@ -445,36 +585,58 @@ class OrdinalMixture(CrowdModel):
     def _init_params(self, problem, rng, restart):
         """Restart ``restart``: ε high for every rater; z starts at the item
         means (jittered after the first restart) and τ at 1/step² (with a
-        random log-normal factor after the first)."""
-        data = problem.data
-        mu0, lam0 = self._prior(problem)
-        means = np.empty(data.n_items)
-        item_means(data.item_ptr, problem.value[data.label], means)
-        means[np.isnan(means)] = mu0
+        random log-normal factor after the first).  An item's jitter is a
+        function of its id and the restart's seed (:func:`item_normals`), so
+        that a restart starts the same in memory and over Dask partitions,
+        where each worker starts its own items."""
+        on_dask = isinstance(problem.data, DaskRatingData)
+        seed = int(rng.randint(2**31 - 1)) if restart > 0 else None
+        params = {"restart": restart}
+        if on_dask:
+            params["seed"] = seed
+        else:
+            params.update(self._item_start(problem, seed))
         step = problem.step
-        tau = np.full(data.n_raters, 1.0 / step**2)
+        n_raters = problem.n_raters
+        tau = np.full(n_raters, 1.0 / step**2)
         if restart > 0:
-            means = means + rng.normal(0.0, 0.5 * step, size=data.n_items)
-            tau = tau * np.exp(rng.normal(0.0, 0.7, size=data.n_raters))
-        shape = np.full(data.n_raters, 2.0)
-        eps = np.full(data.n_raters, float(self.init_reliability))
+            tau = tau * np.exp(rng.normal(0.0, 0.7, size=n_raters))
+        shape = np.full(n_raters, 2.0)
+        eps = np.full(n_raters, float(self.init_reliability))
         if not self.spam:
             eps[:] = 1.0
-        n_per_item = np.diff(data.item_ptr)
-        delta_mean = self.difficulty_shape / self.difficulty_rate
-        return {
+        params.update({
             "tau_shape": shape,
             "tau_rate": shape / tau,
             "eps": eps,
             "eps_c": 1.0 - eps,
             "alpha": 2.0,
             "beta": 2.0 * step**2,
-            "delta_shape": np.full(problem.n_groups, float(self.difficulty_shape)),
-            "delta_rate": np.full(problem.n_groups, float(self.difficulty_rate)),
-            "mu": means,
-            "lam": lam0 + n_per_item * delta_mean / step**2,
-            "parallel": True,
-        }
+            "parallel": not on_dask,
+        })
+        if not on_dask or self.difficulty is None:
+            params["delta_shape"] = np.full(problem.n_groups, float(self.difficulty_shape))
+            params["delta_rate"] = np.full(problem.n_groups, float(self.difficulty_rate))
+        return params
+
+    def _item_start(self, problem, seed=None):
+        """The items' q(z) at a restart's start: at the item means, jittered
+        with ``seed`` when given; with ``difficulty="item"``, q(δ) at the prior."""
+        data = problem.data
+        mu0, lam0 = self._prior(problem)
+        means = np.empty(data.n_items)
+        item_means(data.item_ptr, problem.value[data.label], means)
+        means[np.isnan(means)] = mu0
+        step = problem.step
+        if seed is not None:
+            means = means + 0.5 * step * item_normals(item_ids_of(data), seed)
+        n_per_item = np.diff(data.item_ptr)
+        delta_mean = self.difficulty_shape / self.difficulty_rate
+        start = {"mu": means, "lam": lam0 + n_per_item * delta_mean / step**2}
+        if self.difficulty == "item":
+            start["delta_shape"] = np.full(data.n_items, float(self.difficulty_shape))
+            start["delta_rate"] = np.full(data.n_items, float(self.difficulty_rate))
+        return start
 
     def _warm_params(self, problem, rng, start):
         # The items' factors to convergence at the earlier rater factors, so
@@ -530,7 +692,7 @@ class OrdinalMixture(CrowdModel):
         out = np.empty((data.n_ratings, 5))
         hyper = np.array([self.difficulty_shape, self.difficulty_rate, mu0, lam0], dtype=float)
         block_ptr = item_chunks(data.n_items, 3 * data.n_raters)
-        rater_acc = np.empty((len(block_ptr) - 1, data.n_raters, 3))
+        rater_acc = np.empty((len(block_ptr) - 1, data.n_raters, 4))
         sweep = kernels.item_sweep_parallel if params["parallel"] else kernels.item_sweep_serial
         sweep(data.item_ptr, data.rater, data.label, problem.item_group, problem.scale,
               raters, groups, items, out, hyper, self.link == "ordinal", bool(self.spam),
@@ -558,23 +720,34 @@ class OrdinalMixture(CrowdModel):
         each maximises F given the rest, so F never decreases."""
         data = problem.data
         new = dict(params)
-        new["mu"], new["lam"] = stats["mu"], stats["lam"]
-        if self.difficulty == "item":
-            new["delta_shape"], new["delta_rate"] = stats["delta_shape"], stats["delta_rate"]
-        spam_sum, genuine_sum, error_sum = stats["rater_acc"].T  # summed in the sweep
+        # the items' state, the next sweep's start (on Dask it stays on the workers)
+        for key in ("mu", "lam") + (("delta_shape", "delta_rate")
+                                    if self.difficulty == "item" else ()):
+            if key in stats:
+                new[key] = stats[key]
+        spam_sum, genuine_sum, error_sum, _ = stats["rater_acc"].T  # summed in the sweep
         rated = problem.rated
         alpha, beta = params["alpha"], params["beta"]
         # q(τ_n) (eq. 4); a rater without ratings keeps the prior.
         shape = np.where(rated, alpha + 0.5 * genuine_sum, alpha)
         rate = np.where(rated, beta + 0.5 * error_sum, beta)
         new["tau_shape"], new["tau_rate"] = shape, rate
-        if self.difficulty != "item":
+        if self.difficulty is None:
+            # One δ: Σ ω and Σ τ̄_n ω E[(x - z)²] over all ratings come from
+            # the per-rater sums (no by-group pass; the same on Dask).
+            acc = stats["rater_acc"]
+            new["delta_shape"] = np.array([self.difficulty_shape + 0.5 * acc[:, 1].sum()])
+            new["delta_rate"] = np.array([self.difficulty_rate
+                                          + 0.5 * np.dot(shape / rate, acc[:, 3])])
+        elif self.difficulty == "group" and "out" in stats:
             C = problem.n_groups
             g_genuine, g_error = np.empty(C), np.empty(C)
             kernels.group_sums(problem.group_ptr, problem.group_items, data.item_ptr,
                                data.rater, stats["out"], shape / rate, g_genuine, g_error)
             new["delta_shape"] = self.difficulty_shape + 0.5 * g_genuine
             new["delta_rate"] = self.difficulty_rate + 0.5 * g_error
+        # (groups on Dask: each partition updates its groups' q(δ) at the
+        # start of its next local step, from these τ̄; see _dask_step)
         if self.spam:
             # eq. (5), ε and 1 - ε each from its own sum so neither rounds off.
             counts = np.where(rated, problem.rater_counts, 1.0)
@@ -594,10 +767,12 @@ class OrdinalMixture(CrowdModel):
         """F: the items' terms from the kernel minus the gamma KLs of the
         rated raters' q(τ) and (shared difficulty) the groups' q(δ)."""
         rated = problem.rated
-        total = float(np.sum(items["elbo"]))
+        total = float(np.sum(stats["elbo"]))  # per item, or a partition sum on Dask
         total -= float(np.sum(_gamma_kl(params["tau_shape"][rated], params["tau_rate"][rated],
                                         params["alpha"], params["beta"])))
-        if self.difficulty != "item":
+        if "delta_kl" in stats:  # groups on Dask: summed over the partitions
+            total -= stats["delta_kl"]
+        elif self.difficulty != "item":
             g = problem.group_rated
             total -= float(np.sum(_gamma_kl(params["delta_shape"][g], params["delta_rate"][g],
                                             self.difficulty_shape, self.difficulty_rate)))
@@ -641,7 +816,11 @@ class OrdinalMixture(CrowdModel):
     def _set_fitted(self, problem, params, items):
         """Store the best restart's parameters; return the training items'
         state from a final item pass at them (what predict computes), so
-        that ``fit_predict`` equals ``fit().predict``."""
+        that ``fit_predict`` equals ``fit().predict``.  After a Dask fit the
+        training items stay on the workers (see :meth:`_store_dask`)."""
+        if isinstance(problem.data, DaskRatingData):
+            self._store_dask(problem, dict(params, parallel=True), params["restart"])
+            return None
         self._store(problem, dict(params, parallel=True))
         # the items' factors where the fit left them, for a warm start on the
         # same items (see _warm_params)
@@ -667,11 +846,28 @@ class OrdinalMixture(CrowdModel):
         self._rater_spamminess = params["eps_c"]
         self.precision_shape_ = float(params["alpha"])
         self.precision_rate_ = float(params["beta"])
-        self.group_difficulty_shape_ = params["delta_shape"]
-        self.group_difficulty_rate_ = params["delta_rate"]
-        self.group_difficulty_ = params["delta_shape"] / params["delta_rate"]
+        # (on Dask, groups' and items' δ are not the client's: see _store_dask)
+        shape, rate = params.get("delta_shape"), params.get("delta_rate")
+        self.group_difficulty_shape_, self.group_difficulty_rate_ = shape, rate
+        self.group_difficulty_ = None if shape is None else shape / rate
         mu0, lam0 = self._prior(problem)
         self.class_prior_ = self._bin_mass(np.array([mu0]), np.array([lam0]))[0]
+
+    def _store_dask(self, problem, params, restart):
+        """:meth:`_store` after a Dask fit of restart ``restart``: the
+        training items' attributes are ``None`` (they stay on the workers);
+        with ``difficulty="group"`` the groups' q(δ) are gathered from the
+        partitions that hold them (one number pair per group)."""
+        self._store(problem, params)
+        self.item_mean_ = self.item_std_ = None
+        if self.difficulty == "group":
+            tables = problem.data.map_state(_group_table, restart)
+            ids = np.concatenate([t[0] for t in tables])
+            order = np.argsort(ids, kind="stable")
+            self.group_ids_ = ids[order]
+            self.group_difficulty_shape_ = np.concatenate([t[1] for t in tables])[order]
+            self.group_difficulty_rate_ = np.concatenate([t[2] for t in tables])[order]
+            self.group_difficulty_ = self.group_difficulty_shape_ / self.group_difficulty_rate_
 
     # -- result tables and new raters (the base class uses these) ------------------
     _rater_attributes = ("rater_precision_shape_", "rater_precision_rate_",
@@ -852,6 +1048,12 @@ class OrdinalMixture(CrowdModel):
                   else np.asarray(self.spam_distribution, dtype=float))
             codes[spam] = rng.choice(K, size=int(spam.sum()), p=pi)
         return codes.astype(np.int32)
+
+
+def _group_table(part, state):
+    """A partition's groups (their ids in the partition's code order) and
+    their q(δ) in ``state``, the item state of a Dask fit."""
+    return np.unique(part.groups), state["delta_shape"], state["delta_rate"]
 
 
 def _gamma_kl(shape, rate, prior_shape, prior_rate):

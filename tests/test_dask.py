@@ -10,7 +10,8 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 from skcrowd import GLAD, MACE, DawidSkene, IRT3PL, OrdinalMixture  # noqa: E402
-from skcrowd.datasets import load_caries, make_dawid_skene, make_mace  # noqa: E402
+from skcrowd.datasets import (load_caries, make_dawid_skene, make_mace,  # noqa: E402
+                              make_ordinal)
 
 
 @pytest.fixture(scope="module")
@@ -70,15 +71,18 @@ def test_dawid_skene_on_dask_equals_in_memory(client, synthetic):
         on_dask.sample(ddf)
 
 
-def test_random_restarts_on_dask_keep_the_best(client, synthetic):
+def test_random_restarts_on_dask_equal_in_memory(client, synthetic):
+    """A random start draws each item's posterior from its id, so it is the
+    same in memory and in any partitioning."""
     ddf = long_frame(synthetic, npartitions=3)
     model = DawidSkene(init="random", n_init=2, random_state=0).fit(ddf)
     history = model.objective_history_
     assert np.all(np.diff(history) >= -1e-12)
     assert model.converged_
-    # a random start on Dask finds the same optimum as in memory
-    in_memory = DawidSkene().fit(synthetic)
-    np.testing.assert_allclose(model.lower_bound_, in_memory.lower_bound_, rtol=1e-6)
+    in_memory = DawidSkene(init="random", n_init=2, random_state=0).fit(synthetic)
+    assert model.n_iter_ == in_memory.n_iter_
+    np.testing.assert_allclose(history, in_memory.objective_history_, rtol=1e-10)
+    np.testing.assert_allclose(model.confusion_, in_memory.confusion_, rtol=1e-8, atol=1e-12)
 
 
 def test_irt_on_dask_equals_in_memory(client):
@@ -98,7 +102,9 @@ def test_irt_on_dask_equals_in_memory(client):
 @pytest.mark.parametrize("init", ["majority", "random"])
 def test_glad_on_dask_equals_in_memory(client, init):
     """GLAD's per-item difficulties stay on the workers as warm starts; the
-    ridge step needs only their sum, so the fit is the in-memory one."""
+    ridge step needs only their sum, so the fit is the in-memory one,
+    rejected extrapolations included (the workers go back to the item state
+    of the checkpoint, as the in-memory loop goes back to its fallback)."""
     from skcrowd.datasets import make_glad
 
     ratings = make_glad(n_items=2000, n_raters=30, ratings_per_item=5, random_state=0).ratings
@@ -139,20 +145,29 @@ def test_mace_on_dask_equals_in_memory(client, method):
                                in_memory.predict_proba(ratings), atol=1e-10)
     loglik = on_dask.score_samples(ddf).compute().loc[ratings.item_ids].to_numpy()
     np.testing.assert_allclose(loglik, in_memory.score_samples(ratings), rtol=1e-10)
-    # random restarts start each partition from its own seed: other paths,
-    # to optima as good (within a small margin) as the majority start's
+    # random restarts draw each item's start from its id: as in memory
     restarts = MACE(method=method, init="random", n_init=2, random_state=0).fit(ddf)
     assert np.all(np.diff(restarts.objective_history_) >= -1e-12)
-    assert restarts.lower_bound_ > in_memory.lower_bound_ - 0.01
+    restarts_in_memory = MACE(method=method, init="random", n_init=2,
+                              random_state=0).fit(ratings)
+    assert restarts.n_iter_ == restarts_in_memory.n_iter_
+    np.testing.assert_allclose(restarts.objective_history_,
+                               restarts_in_memory.objective_history_, rtol=1e-10)
+    np.testing.assert_allclose(restarts.rater_competence_,
+                               restarts_in_memory.rater_competence_, atol=1e-8)
 
 
 def test_dask_input_errors(client, synthetic):
     ddf = long_frame(synthetic, npartitions=2)
     with pytest.raises(ValueError, match="columns"):
         DawidSkene().fit(ddf.rename(columns={"label": "answer"}))
-    with pytest.raises(ValueError, match="does not run on Dask"):
-        OrdinalMixture().fit(ddf)
     model = DawidSkene().fit(ddf)
+    with pytest.raises(ValueError, match="prior_params is not supported with a dask"):
+        DawidSkene().fit(ddf, prior_params=model)
+    with pytest.raises(ValueError, match="not supported with a dask DataFrame"):
+        DawidSkene().fit(ddf, y=np.zeros(synthetic.shape[0]))
+    with pytest.raises(TypeError, match=r"unexpected arguments \['bogus'\]"):
+        DawidSkene().fit(ddf, bogus=1)
     stranger = pd.DataFrame({"item": [0], "rater": [10_000], "label": [0]})
     with pytest.raises(ValueError, match="not seen in fit"):
         model.predict_proba(dd.from_pandas(stranger, npartitions=1)).compute()
@@ -162,11 +177,12 @@ def test_dask_input_errors(client, synthetic):
         IRT3PL().fit(long_frame(three, npartitions=2))
 
 
-def test_worker_processes():
+def test_worker_processes(graded):
     """Once with separate worker processes: data, model and stats cross
-    process boundaries by pickling."""
+    process boundaries by pickling; item state stays in each process."""
     ratings = make_dawid_skene(n_items=500, n_raters=10, ratings_per_item=4,
                                random_state=2).ratings
+    graded_ratings, groups, graded_frame = graded
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster:
         with distributed.Client(cluster):
@@ -174,15 +190,30 @@ def test_worker_processes():
             proba = aligned(model.predict_proba(long_frame(ratings, npartitions=2)), ratings)
             # GLAD's warm starts live in the worker processes between tasks
             glad = GLAD().fit(long_frame(ratings, npartitions=3))
+            mace = MACE(random_state=0).fit(long_frame(ratings, npartitions=2))
             caries = load_caries().ratings
             irt = IRT3PL.from_tag("ab", random_state=0).fit(long_frame(caries, npartitions=3))
             irt_proba = aligned(irt.predict_proba(long_frame(caries, npartitions=3)), caries)
+            # so do OrdinalMixture's items (and groups), for both restarts
+            ddf = dd.from_pandas(graded_frame, npartitions=3, sort=False)
+            for difficulty in ["item", "group"]:
+                kwargs = {"difficulty": difficulty, "n_init": 2, "random_state": 0}
+                in_memory = OrdinalMixture(**kwargs).fit(
+                    graded_ratings, groups=groups if difficulty == "group" else None)
+                assert_same_ordinal_fit(OrdinalMixture(**kwargs).fit(ddf), in_memory, ddf,
+                                        graded_ratings, groups)
     in_memory = DawidSkene().fit(ratings)
     np.testing.assert_allclose(model.confusion_, in_memory.confusion_, atol=1e-12)
     np.testing.assert_allclose(proba, in_memory.predict_proba(ratings), atol=1e-12)
     glad_in_memory = GLAD().fit(ratings)
     assert glad.n_iter_ == glad_in_memory.n_iter_
     np.testing.assert_allclose(glad.rater_ability_, glad_in_memory.rater_ability_, atol=1e-8)
+    mace_in_memory = MACE(random_state=0).fit(ratings)
+    assert mace.n_iter_ == mace_in_memory.n_iter_
+    np.testing.assert_allclose(mace.spam_distribution_, mace_in_memory.spam_distribution_,
+                               rtol=1e-8)
+    np.testing.assert_allclose(mace.rater_competence_, mace_in_memory.rater_competence_,
+                               rtol=1e-8)
     irt_in_memory = IRT3PL.from_tag("ab", random_state=0).fit(caries)
     np.testing.assert_allclose(irt.alpha_sens_, irt_in_memory.alpha_sens_, atol=1e-9)
     np.testing.assert_allclose(irt.lower_bound_, irt_in_memory.lower_bound_, rtol=1e-12)
@@ -202,3 +233,227 @@ def test_grid_search_on_the_dask_joblib_backend(client, synthetic):
     np.testing.assert_allclose(spread.cv_results_["mean_test_score"],
                                local.cv_results_["mean_test_score"], rtol=1e-12)
     assert spread.best_params_ == local.best_params_
+
+
+# -- OrdinalMixture ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def graded():
+    """Graded ratings with groups (an item's group from the simulation)."""
+    sim = make_ordinal(n_items=500, n_raters=20, ratings_per_item=4, n_groups=12,
+                       random_state=0)
+    ratings = sim.ratings
+    frame = pd.DataFrame({"item": ratings.item, "rater": ratings.rater,
+                          "label": ratings.label})
+    frame["group"] = np.asarray(sim.groups)[np.searchsorted(ratings.item_ids, frame["item"])]
+    # sorted by rater: every item's (and group's) ratings start out spread
+    # over the partitions, so the fit must shuffle
+    frame = frame.sort_values(["rater", "item"], kind="stable").reset_index(drop=True)
+    return ratings, np.asarray(sim.groups), frame
+
+
+def assert_same_ordinal_fit(on_dask, in_memory, ddf, ratings, groups):
+    rtol = 1e-8
+    assert on_dask.n_iter_ == in_memory.n_iter_
+    np.testing.assert_allclose(on_dask.objective_history_, in_memory.objective_history_,
+                               rtol=rtol)
+    for restart, history in enumerate(in_memory._restart_histories):
+        np.testing.assert_allclose(on_dask._restart_histories[restart], history, rtol=rtol)
+    for name in ["rater_precision_", "rater_reliability_", "rater_precision_shape_",
+                 "rater_precision_rate_", "class_prior_"]:
+        np.testing.assert_allclose(getattr(on_dask, name), getattr(in_memory, name),
+                                   rtol=rtol, err_msg=name)
+    for name in ["precision_shape_", "precision_rate_"]:
+        assert getattr(on_dask, name) == pytest.approx(getattr(in_memory, name), rel=rtol)
+    if in_memory.difficulty == "item":
+        # per training item: they stay on the workers
+        assert on_dask.group_difficulty_ is None
+    else:
+        if in_memory.difficulty == "group":
+            np.testing.assert_array_equal(on_dask.group_ids_, in_memory.group_ids_)
+        np.testing.assert_allclose(on_dask.group_difficulty_, in_memory.group_difficulty_,
+                                   rtol=rtol)
+    assert on_dask.item_mean_ is None and on_dask.item_std_ is None
+    item_groups = groups if in_memory.difficulty == "group" else None
+    np.testing.assert_allclose(aligned(on_dask.predict_proba(ddf), ratings),
+                               in_memory.predict_proba(ratings, groups=item_groups),
+                               rtol=rtol, atol=1e-12)
+    z = on_dask.predict(ddf).compute().loc[ratings.item_ids].to_numpy()
+    np.testing.assert_allclose(z, in_memory.predict(ratings, groups=item_groups), rtol=rtol)
+    loglik = on_dask.score_samples(ddf).compute().loc[ratings.item_ids].to_numpy()
+    np.testing.assert_allclose(loglik, in_memory.score_samples(ratings, groups=item_groups),
+                               rtol=rtol)
+
+
+@pytest.mark.parametrize("difficulty, npartitions",
+                         [(None, 1), (None, 3), ("item", 3), ("group", 1), ("group", 4)])
+def test_ordinal_on_dask_equals_in_memory(client, graded, difficulty, npartitions):
+    """Every difficulty setting, restarts included: the same restarts (an
+    item's jitter depends on its id, not its partition), the same fit."""
+    ratings, groups, frame = graded
+    ddf = dd.from_pandas(frame, npartitions=npartitions, sort=False)
+    kwargs = {"difficulty": difficulty, "n_init": 2, "random_state": 0}
+    in_memory = OrdinalMixture(**kwargs).fit(
+        ratings, groups=groups if difficulty == "group" else None)
+    on_dask = OrdinalMixture(**kwargs).fit(ddf)
+    assert_same_ordinal_fit(on_dask, in_memory, ddf, ratings, groups)
+
+
+def test_ordinal_group_column_is_configurable(client, graded):
+    ratings, groups, frame = graded
+    renamed = frame.rename(columns={"item": "task", "rater": "worker", "group": "query"})
+    ddf = dd.from_pandas(renamed, npartitions=3, sort=False)
+    kwargs = {"difficulty": "group", "n_init": 1, "random_state": 0}
+    on_dask = OrdinalMixture(**kwargs).fit(ddf, groups="query")
+    in_memory = OrdinalMixture(**kwargs).fit(ratings, groups=groups)
+    np.testing.assert_allclose(on_dask.group_difficulty_, in_memory.group_difficulty_,
+                               rtol=1e-8)
+    proba = on_dask.predict_proba(ddf, groups="query").compute()
+    np.testing.assert_allclose(proba.loc[ratings.item_ids].to_numpy(),
+                               in_memory.predict_proba(ratings, groups=groups),
+                               rtol=1e-8, atol=1e-12)
+    with pytest.raises(ValueError, match="names its column"):
+        OrdinalMixture(difficulty="group").fit(ddf, groups=groups)
+    with pytest.raises(ValueError, match=r"column\(s\) \['group'\]"):
+        OrdinalMixture(difficulty="group").fit(ddf)
+
+
+def test_an_item_in_two_groups_is_a_clear_error(client, graded):
+    """Partitioned by group, an item whose ratings name two groups would
+    span two partitions: found in a partition, or by the count check."""
+    _, _, frame = graded
+    broken = frame.copy()
+    first = broken.index[broken["item"] == broken["item"].iloc[0]]
+    broken.loc[first[0], "group"] = broken["group"].max() + 1
+    for npartitions in [1, 3]:
+        ddf = dd.from_pandas(broken, npartitions=npartitions, sort=False)
+        with pytest.raises(ValueError, match="more than one group"):
+            OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
+
+
+def fitted_attributes(model):
+    return {name: value for name, value in vars(model).items()
+            if name.endswith("_") and not name.startswith("_")}
+
+
+@pytest.mark.parametrize("name", ["DawidSkene", "GLAD", "MACE", "IRT3PL", "Ordinal-None",
+                                  "Ordinal-item", "Ordinal-group"])
+def test_fitted_attributes_on_one_partition(client, graded, name):
+    """Every fitted attribute after a fit on a one-partition frame: a
+    training-item attribute (one entry per item in memory) is None, as
+    doc/scaling.rst lists; every other one equals the in-memory fit's to
+    1e-8 relative."""
+    if name.startswith("Ordinal"):
+        ratings, groups, frame = graded
+        difficulty = None if name == "Ordinal-None" else name.split("-")[1]
+        make = lambda: OrdinalMixture(difficulty=difficulty, n_init=2, random_state=0)  # noqa: E731
+        in_memory = make().fit(ratings, groups=groups if difficulty == "group" else None)
+        ddf = dd.from_pandas(frame, npartitions=1, sort=False)
+    else:
+        ratings = make_dawid_skene(n_items=400, n_raters=8, ratings_per_item=4,
+                                   random_state=3).ratings
+        model = {"DawidSkene": DawidSkene, "GLAD": GLAD, "MACE": MACE, "IRT3PL": IRT3PL}[name]
+        make = lambda: model(random_state=0)  # noqa: E731 (MACE: 10 restarts by default)
+        in_memory = make().fit(ratings)
+        ddf = long_frame(ratings, npartitions=1)
+    on_dask = make().fit(ddf)
+    expected = fitted_attributes(in_memory)
+    assert set(fitted_attributes(on_dask)) == set(expected)
+    per_item = {key for key, value in expected.items()
+                if isinstance(value, np.ndarray) and len(value) == ratings.shape[0]}
+    assert per_item == TRAINING_ITEM_ATTRIBUTES[name]
+    for key, value in expected.items():
+        got = getattr(on_dask, key)
+        if name == "GLAD" and key in ("lower_bound_", "objective_history_"):
+            # in memory these end with GLAD's final item pass (the global
+            # search over each b_i), which a Dask fit does not run yet
+            np.testing.assert_allclose(got, value[:-1] if key == "objective_history_"
+                                       else expected["objective_history_"][-2], rtol=1e-8)
+            continue
+        if key in per_item:
+            assert got is None, key
+        elif isinstance(value, dict):  # IRT3PL's item_prior_
+            assert set(got) == set(value), key
+            for field in value:
+                assert got[field] == pytest.approx(value[field], rel=1e-8), (key, field)
+        elif np.asarray(value).dtype.kind == "f":
+            np.testing.assert_allclose(got, value, rtol=1e-8, atol=1e-300, err_msg=key)
+        else:
+            np.testing.assert_array_equal(got, value, err_msg=key)
+
+
+#: One entry per training item in memory, None after a Dask fit
+#: (the table in doc/scaling.rst).
+TRAINING_ITEM_ATTRIBUTES = {
+    "DawidSkene": set(), "MACE": set(), "GLAD": {"item_difficulty_"},
+    "IRT3PL": {"item_difficulty_", "item_discrimination_", "item_guessing_"},
+    "Ordinal-None": {"item_mean_", "item_std_"},
+    "Ordinal-group": {"item_mean_", "item_std_"},
+    "Ordinal-item": {"item_mean_", "item_std_", "group_difficulty_",
+                     "group_difficulty_shape_", "group_difficulty_rate_"},
+}
+
+
+# -- what crosses the network -------------------------------------------------------
+
+
+def clear_transfer_logs(client):
+    def clear(dask_worker):
+        dask_worker.transfer_outgoing_log.clear()
+
+    client.run(clear)
+
+
+def bytes_to_client(client):
+    """Bytes the workers have sent to anything but another worker (the
+    client, or the scheduler on its behalf), from their transfer logs
+    (cleared before; a log that filled up would have dropped entries)."""
+    workers = set(client.scheduler_info()["workers"])
+
+    def sent(dask_worker):
+        log = dask_worker.transfer_outgoing_log
+        assert len(log) < log.maxlen, "the transfer log is full: entries were dropped"
+        return sum(entry["total"] for entry in log if entry["who"] not in workers)
+
+    return sum(client.run(sent).values())
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DawidSkene(max_iter=5, tol=0.0),
+    lambda: OrdinalMixture(n_init=2, max_iter=5, tol=0.0),
+], ids=["DawidSkene", "OrdinalMixture"])
+def test_the_client_receives_statistics_not_ratings(client, make):
+    """Per iteration the client receives one set of per-rater statistics,
+    whatever the number of ratings: 4x the ratings (same raters) adds
+    nothing to what it receives, and it stays far below the ratings' size."""
+    received = {}
+    for ratings_per_item in [2, 8]:
+        sim = make_ordinal(n_items=4000, n_raters=20, ratings_per_item=ratings_per_item,
+                           random_state=3)
+        ddf = long_frame(sim.ratings, npartitions=4)
+        clear_transfer_logs(client)
+        with pytest.warns(Warning):  # ConvergenceWarning: max_iter is the point
+            model = make().fit(ddf)
+        received[ratings_per_item] = bytes_to_client(client)
+    n_ratings = 4000 * 8
+    # what one iteration's stats hold: DawidSkene a confusion count per
+    # rater, OrdinalMixture four sums per rater and restart
+    stats_bytes = 8 * 20 * max(len(model.classes_) ** 2, 4 * 2)
+    steps = model.max_iter + 1
+    assert received[8] < steps * (stats_bytes + 4096) + 32_768
+    assert abs(received[8] - received[2]) < 4096
+    # and a small share of the ratings (item, rater, label: 24 bytes each),
+    # however small this test's data
+    assert received[8] < 0.1 * 24 * n_ratings
+
+
+def test_crowd_kit_column_names(client, synthetic):
+    frame = pd.DataFrame({"task": synthetic.item, "worker": synthetic.rater,
+                          "label": synthetic.label, "note": "ignored"})
+    on_dask = DawidSkene().fit(dd.from_pandas(frame, npartitions=3))
+    in_memory = DawidSkene().fit(synthetic)
+    np.testing.assert_allclose(on_dask.confusion_, in_memory.confusion_, atol=1e-12)
+    proba = on_dask.predict_proba(dd.from_pandas(frame, npartitions=2))
+    np.testing.assert_allclose(aligned(proba, synthetic), in_memory.predict_proba(synthetic),
+                               atol=1e-12)

@@ -224,6 +224,7 @@ def test_item_sweep_matches_numpy_reference(small, link, spam):
         np.bincount(data.rater, 1 - ref["omega"], J),
         np.bincount(data.rater, ref["omega"], J),
         np.bincount(data.rater, item_delta[data.item] * ref["omega"] * ref["err"], J),
+        np.bincount(data.rater, ref["omega"] * ref["err"], J),
     ])
     np.testing.assert_allclose(ours["rater_acc"], expected, rtol=1e-9, atol=1e-10)
 
@@ -348,10 +349,25 @@ def test_recovers_true_values_and_spammers(synthetic, fitted_synthetic):
         MeanRating().fit_predict(synthetic.ratings), synthetic.z)[0, 1]
 
 
-def test_recovers_rater_precision_and_group_difficulty(synthetic, fitted_synthetic):
+def test_recovers_rater_precision():
+    """Rater precision, on data with ~375 ratings per real rater.
+
+    With the recovery fixture's ~190 the rank correlation over 32 raters is
+    noise-limited around the threshold: 0.636-0.861 over make_ordinal's
+    random_state 0-5 (0.650-0.861 before restarts drew their jitter from
+    the item ids), whichever restart wins; here 0.856-0.941 over the same
+    seeds.
+    """
+    data = make_ordinal(n_items=1500, n_raters=40, ratings_per_item=10,
+                        spammer_fraction=0.2, difficult_fraction=0.3, random_state=0)
+    model = OrdinalMixture(difficulty="group", n_init=3, random_state=0).fit(
+        data.ratings, groups=data.groups)
+    real = ~data.spammer
+    assert stats.spearmanr(model.rater_precision_[real], data.rater_precision[real])[0] > 0.8
+
+
+def test_recovers_group_difficulty(synthetic, fitted_synthetic):
     model = fitted_synthetic
-    real = ~synthetic.spammer
-    assert stats.spearmanr(model.rater_precision_[real], synthetic.rater_precision[real])[0] > 0.7
     groups = model.group_ids_
     true_delta = synthetic.group_difficulty[groups]
     assert roc_auc_score(synthetic.difficult[groups], -model.group_difficulty_) > 0.95

@@ -288,6 +288,7 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
         rater_acc[j, 0] += out[n, OMEGA_C]
         rater_acc[j, 1] += out[n, OMEGA]
         rater_acc[j, 2] += d_mean * out[n, OMEGA] * e
+        rater_acc[j, 3] += out[n, OMEGA] * e
     dev0 = mu_m - mu0
     if clamped:
         total = ratings_part + 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
@@ -344,9 +345,10 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
     tol : float
     block_ptr : int64 (n_blocks + 1,)
         Fixed blocks of items (from the data shape, not the thread count).
-    rater_acc : float64 (n_blocks, n_raters, 3), output
-        Per block and rater, Σ 1 - ω, Σ ω and Σ δ̄ ω E[(x - z)²] over the
-        block's ratings, summed in item order while the ratings are in
+    rater_acc : float64 (n_blocks, n_raters, 4), output
+        Per block and rater, Σ 1 - ω, Σ ω, Σ δ̄ ω E[(x - z)²] and
+        Σ ω E[(x - z)²] over the block's ratings (the last gives the one
+        shared δ's update without a by-group pass), summed in item order while the ratings are in
         cache (the global update's by-rater sums, without a second pass of
         random reads).  The caller sums the blocks in order, so serial and
         parallel runs agree to the last bit.
