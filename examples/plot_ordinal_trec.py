@@ -20,8 +20,7 @@ so only MSE and correlation there, and no ``"group"`` variant.
    ``SKCROWD_DOCS_REDUCED=1`` (set by ``doc/conf.py``) OrdinalMixture runs
    **2 restarts** instead of the paper's 10, so the numbers printed below
    differ slightly from the full run.  The full run (``python
-   examples/plot_ordinal_trec.py``, 10 restarts: 24.7, 25.1 and 22.0 s for
-   the three TREC variants on a quiet 2-core machine) gives, on TREC:
+   examples/plot_ordinal_trec.py``, 10 restarts) gives, on TREC:
 
    ==================================  ======  ===========  ======
    method                              MSE     correlation  NDCG
@@ -29,15 +28,15 @@ so only MSE and correlation there, and no ``"group"`` variant.
    majority vote                       0.8540  0.3177       0.8538
    mean                                0.6495  0.3591       0.8627
    median                              0.7463  0.3361       0.8539
-   Dawid–Skene                         0.8223  0.4108       0.8661
-   GLAD                                0.8354  0.1850       0.8234
-   OrdinalMixture(difficulty=None)     0.6250  0.3978       0.8682
-   OrdinalMixture(difficulty="group")  0.6320  0.3877       0.8715
-   OrdinalMixture(difficulty="item")   0.6280  0.3922       0.8738
+   Dawid–Skene                         0.8214  0.4103       0.8656
+   GLAD                                0.8351  0.1847       0.8236
+   OrdinalMixture(difficulty=None)     0.6316  0.3893       0.8684
+   OrdinalMixture(difficulty="group")  0.6223  0.4002       0.8688
+   OrdinalMixture(difficulty="item")   0.6288  0.3920       0.8706
    ==================================  ======  ===========  ======
 
-   and on web OrdinalMixture(difficulty=None) MSE 0.3534, correlation
-   0.9004; ``difficulty="item"`` 0.3197, 0.9094 (the other rows do not
+   and on web OrdinalMixture(difficulty=None) MSE 0.3493, correlation
+   0.9015; ``difficulty="item"`` 0.3166, 0.9102 (the other rows do not
    depend on restarts).  :ref:`ordinal` discusses what holds of the paper's
    findings.
 """
