@@ -803,18 +803,43 @@ class CrowdModel(CrowdEstimator):
         ``init_params`` (``fit(X, init_params=earlier)``), or this model's
         own with ``warm_start=True`` after a fit (see :ref:`warm-start`)."""
         if init_params is not None:
-            if type(init_params) is not type(self):
-                raise ValueError(
-                    f"init_params must be a fitted {type(self).__name__}; got "
-                    f"{type(init_params).__name__}."
-                )
-            check_is_fitted(init_params)
-            source = init_params
+            source = self._check_earlier_fit(init_params, "init_params")
         elif getattr(self, "warm_start", False) and hasattr(self, "rater_ids_"):
             source = self
         else:
             return None
         return self._snapshot(source)
+
+    def _check_earlier_fit(self, earlier, what):
+        """``earlier`` (passed as ``what``) must be a fitted model of this
+        class; returned as is."""
+        if type(earlier) is not type(self):
+            raise ValueError(f"{what} must be a fitted {type(self).__name__}; got "
+                             f"{type(earlier).__name__}.")
+        check_is_fitted(earlier)
+        return earlier
+
+    def _check_earlier_classes(self, classes, what):
+        """An earlier fit used by ``what`` must have this fit's classes."""
+        if not (len(classes) == len(self.classes_) and np.all(classes == self.classes_)):
+            raise ValueError(
+                f"{what} needs the classes of the earlier fit ({classes.tolist()!r}); "
+                f"these ratings have {self.classes_.tolist()!r}. Pass classes=[...]."
+            )
+
+    def _match_raters(self, old_ids):
+        """Positions ``now`` in this fit and ``before`` in an earlier fit of
+        the raters both have, matched by id (not by column position)."""
+        old_ids = np.asarray(old_ids)
+        ids = np.asarray(self.rater_ids_)
+        try:
+            order = np.argsort(old_ids, kind="stable")
+            pos = np.minimum(np.searchsorted(old_ids[order], ids), max(len(old_ids) - 1, 0))
+            seen = (old_ids[order][pos] == ids) if len(old_ids) else np.zeros(len(ids), bool)
+        except TypeError:
+            raise ValueError("Rater ids are not comparable with those of the earlier fit.") \
+                from None
+        return np.flatnonzero(seen), order[pos[seen]]
 
     def _snapshot(self, source):
         """What a start from the fitted model ``source`` needs."""
@@ -834,24 +859,9 @@ class CrowdModel(CrowdEstimator):
         by rater id, not position; raters not seen before keep
         :meth:`_new_rater_params`.  The shared parameters (class prior ...)
         are carried over as they are."""
-        if not (len(start["classes"]) == len(self.classes_)
-                and np.all(start["classes"] == self.classes_)):
-            raise ValueError(
-                f"A warm start needs the classes of the earlier fit "
-                f"({start['classes'].tolist()!r}); these ratings have "
-                f"{self.classes_.tolist()!r}. Pass classes=[...]."
-            )
+        self._check_earlier_classes(start["classes"], "A warm start")
         params = dict(self._new_rater_params(data, self._init_params(data, rng, 0)))
-        old_ids = start["rater_ids"]
-        ids = np.asarray(self.rater_ids_)
-        try:
-            order = np.argsort(old_ids, kind="stable")
-            pos = np.minimum(np.searchsorted(old_ids[order], ids), max(len(old_ids) - 1, 0))
-            seen = (old_ids[order][pos] == ids) if len(old_ids) else np.zeros(len(ids), bool)
-        except TypeError:
-            raise ValueError("Rater ids are not comparable with those of the earlier fit.") \
-                from None
-        now, before = np.flatnonzero(seen), order[pos[seen]]
+        now, before = self._match_raters(start["rater_ids"])
         for name in self._rater_params:
             rows = np.array(params[name], dtype=np.float64, copy=True)
             rows[now] = start["params"][name][before]

@@ -5,7 +5,6 @@ from numbers import Real
 import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
     CrowdModel,
@@ -206,28 +205,17 @@ class DawidSkene(CrowdModel):
         the earlier fit has not seen keep the plain prior."""
         if isinstance(data, DaskRatingData):
             raise ValueError("prior_params is not supported with a dask DataFrame.")
-        if not isinstance(earlier, DawidSkene):
-            raise ValueError(f"prior_params must be a fitted DawidSkene; got "
-                             f"{type(earlier).__name__}.")
-        check_is_fitted(earlier)
+        self._check_earlier_fit(earlier, "prior_params")
         if getattr(earlier, "confusion_counts_", None) is None:
             raise ValueError("prior_params needs a DawidSkene fitted with fit, not "
                              "partial_fit (its confusion_counts_ are None).")
         if isinstance(weight, bool) or not isinstance(weight, Real) \
                 or not (0 <= weight < np.inf):
             raise ValueError(f"prior_weight must be a finite number >= 0; got {weight!r}.")
-        if not (len(earlier.classes_) == len(self.classes_)
-                and np.all(earlier.classes_ == self.classes_)):
-            raise ValueError(
-                f"prior_params needs the classes of the earlier fit "
-                f"({earlier.classes_.tolist()!r}); these ratings have "
-                f"{self.classes_.tolist()!r}. Pass classes=[...]."
-            )
+        self._check_earlier_classes(earlier.classes_, "prior_params")
         counts = np.zeros((data.n_raters, data.n_classes, data.n_classes))
-        position = {rater: j for j, rater in enumerate(earlier.rater_ids_)}
-        for j, rater in enumerate(self.rater_ids_):
-            if rater in position:
-                counts[j] = earlier.confusion_counts_[position[rater]]
+        now, before = self._match_raters(earlier.rater_ids_)
+        counts[now] = earlier.confusion_counts_[before]
         return float(weight) * counts
 
     def _prior_counts(self, data):

@@ -44,6 +44,23 @@ def random_design(n_items, n_raters, ratings_per_item, rng):
     return item, rater.ravel()
 
 
+def generator_and_prior(random_state, class_prior, n_classes):
+    """A numpy Generator seeded from ``random_state`` (:func:`random_design`
+    needs one) and the class prevalence: uniform, or ``class_prior``
+    checked (the simulators of GLAD and MACE)."""
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    rng = np.random.default_rng(seed)
+    if class_prior is None:
+        return rng, np.full(n_classes, 1.0 / n_classes)
+    prior = np.asarray(class_prior, dtype=np.float64)
+    if prior.shape != (n_classes,) or np.any(prior < 0) or not np.isclose(prior.sum(), 1):
+        raise ValueError(
+            f"class_prior must be {n_classes} non-negative numbers summing to 1; "
+            f"got {class_prior!r}."
+        )
+    return rng, prior
+
+
 def make_dawid_skene(
     n_items=1000,
     n_raters=20,

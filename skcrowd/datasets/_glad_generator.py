@@ -4,11 +4,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, validate_params
 
 from .._ratings import Ratings
-from ._generators import random_design
+from ._generators import generator_and_prior, random_design
 
 __all__ = ["make_glad"]
 
@@ -83,19 +83,8 @@ def make_glad(
     >>> data.ratings.shape
     (100, 10)
     """
-    # One numpy Generator seeded from random_state (random_design needs one).
-    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
-    rng = np.random.default_rng(seed)
+    rng, prior = generator_and_prior(random_state, class_prior, n_classes)
     K = n_classes
-    if class_prior is None:
-        prior = np.full(K, 1.0 / K)
-    else:
-        prior = np.asarray(class_prior, dtype=np.float64)
-        if prior.shape != (K,) or np.any(prior < 0) or not np.isclose(prior.sum(), 1):
-            raise ValueError(
-                f"class_prior must be {K} non-negative numbers summing to 1; "
-                f"got {class_prior!r}."
-            )
     alpha = rng.normal(alpha_mean, alpha_std, size=n_raters)
     spammer = rng.random(n_raters) < spammer_fraction
     alpha[spammer] = 0.0

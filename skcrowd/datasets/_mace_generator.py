@@ -3,12 +3,12 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, validate_params
 
 from .._base import draw_categorical
 from .._ratings import Ratings
-from ._generators import random_design
+from ._generators import generator_and_prior, random_design
 
 __all__ = ["make_mace"]
 
@@ -84,19 +84,8 @@ def make_mace(
     if not 0 <= low <= high <= 1:
         raise ValueError(f"competence must be (low, high) with 0 <= low <= high <= 1; "
                          f"got {competence!r}.")
-    # One numpy Generator seeded from random_state (random_design needs one).
-    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
-    rng = np.random.default_rng(seed)
+    rng, prior = generator_and_prior(random_state, class_prior, n_classes)
     K = n_classes
-    if class_prior is None:
-        prior = np.full(K, 1.0 / K)
-    else:
-        prior = np.asarray(class_prior, dtype=np.float64)
-        if prior.shape != (K,) or np.any(prior < 0) or not np.isclose(prior.sum(), 1):
-            raise ValueError(
-                f"class_prior must be {K} non-negative numbers summing to 1; "
-                f"got {class_prior!r}."
-            )
     theta = rng.uniform(low, high, size=n_raters)
     spammer = np.zeros(n_raters, dtype=bool)
     spammer[rng.permutation(n_raters)[: int(round(spammer_fraction * n_raters))]] = True
