@@ -264,14 +264,13 @@ default="uniform"
             posterior = item_dirichlet(item_ids_of(data), seed, K)
         posterior = apply_evidence(posterior, data)
         n_cells = data.n_raters * K
-        share = posterior[data.item, data.label] * (K / (K + 1.0))
-        return {
-            "know": np.bincount(data.cell, weights=share, minlength=n_cells),
-            # ratings per (rater, label) cell: fixed, so carried in the
-            # parameters from here on rather than recounted every iteration
-            "count": np.bincount(data.cell, minlength=n_cells).astype(np.float64),
-            "class_counts": posterior.sum(axis=0),
-        }
+        # count: ratings per (rater, label) cell, fixed, so carried in the
+        # parameters from here on rather than recounted every iteration
+        stats = {"know": np.empty(n_cells), "count": np.empty(n_cells),
+                 "class_counts": np.empty(K)}
+        kernels.start_counts(data.item_ptr, data.label, data.cell, posterior, K / (K + 1.0),
+                             stats["know"], stats["count"], stats["class_counts"])
+        return stats
 
     def _warm_params(self, data, rng, start):
         # warm start and partial_fit: the earlier θ, ξ, π (VB: the weights

@@ -87,6 +87,23 @@ def test_e_step_matches_numpy(small, n_chunks):
     assert ll[-1] == pytest.approx(0.0, abs=1e-15)
 
 
+def test_start_counts_match_numpy(small):
+    data, rng = small
+    J, K = data.n_raters, data.n_classes
+    posterior = rng.dirichlet(np.ones(K), size=data.n_items)
+    know, count, klass = np.full(J * K, 7.0), np.full(J * K, 7.0), np.full(K, 7.0)
+    kernels.start_counts(data.item_ptr, data.label, data.cell, posterior, 0.8, know, count,
+                         klass)
+    ref_know, ref_count = np.zeros((J, K)), np.zeros((J, K))
+    for n in range(data.n_ratings):
+        i, j, l = data.item[n], data.rater[n], data.label[n]
+        ref_know[j, l] += 0.8 * posterior[i, l]
+        ref_count[j, l] += 1
+    np.testing.assert_allclose(know.reshape(J, K), ref_know, rtol=1e-13)
+    np.testing.assert_array_equal(count.reshape(J, K), ref_count)
+    np.testing.assert_allclose(klass, posterior.sum(axis=0), rtol=1e-13)
+
+
 def test_digamma_matches_scipy():
     x = np.concatenate([np.geomspace(1e-3, 1e6, 400), [0.5, 1.0, 9.999, 10.0, 10.001]])
     ours = np.array([kernels.digamma(v) for v in x])

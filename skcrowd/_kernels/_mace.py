@@ -98,6 +98,38 @@ def e_step(item_ptr, label, cell, log_prior, evidence, off, gain, know_share, ch
 
 
 @njit(cache=True, nogil=True)
+def start_counts(item_ptr, label, cell, posterior, share, know, count, class_counts):
+    """The counts of a start from item posteriors, in one pass.
+
+    ``know[cell_n]`` gets ``posterior[i, label_n] * share`` for each rating
+    n of item i (every rater at the same θ and uniform ξ: a rating whose
+    label has posterior q knew the answer with probability q · ``share``),
+    ``count[cell_n]`` the number of ratings and ``class_counts`` the sum of
+    the posteriors.  Outputs are overwritten.
+
+    Parameters
+    ----------
+    item_ptr : int64 (n_items + 1,)
+    label, cell : int32 (n_ratings,)
+    posterior : float64 (n_items, n_classes)
+    share : float
+    know, count : float64 (n_raters * n_classes,), output
+    class_counts : float64 (n_classes,), output
+    """
+    n_items, n_classes = posterior.shape
+    know[:] = 0.0
+    count[:] = 0.0
+    class_counts[:] = 0.0
+    for i in range(n_items):
+        for k in range(n_classes):
+            class_counts[k] += posterior[i, k]
+        for n in range(item_ptr[i], item_ptr[i + 1]):
+            r = cell[n]
+            know[r] += posterior[i, label[n]] * share
+            count[r] += 1.0
+
+
+@njit(cache=True, nogil=True)
 def digamma(x):
     """ψ(x) for x > 0: the recurrence ψ(x) = ψ(x + 1) - 1/x up to x >= 10,
     then the asymptotic series (error below 1e-14 there)."""
