@@ -166,8 +166,11 @@ def main(argv=None):
     only = set(args.only.split(","))
     print(f"crowd-kit {crowdkit_version()}; load average {os.getloadavg()[0]:.2f} at start")
     small = make_mace(200, 10, 3, 3, random_state=1).ratings
+    # 100,000 ratings: the parallel kernels, which large data runs
+    large = make_mace(25_000, 50, 4, 3, random_state=1).ratings
     for method in ("vb", "em"):  # compile the kernels (extrapolation's too)
-        skcrowd_labels(small, max_iter=20, method=method)
+        for ratings in (small, large):
+            skcrowd_labels(ratings, max_iter=20, method=method)
     if "gold" in only:
         gold()
     if "synthetic" in only:
