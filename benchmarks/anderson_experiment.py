@@ -51,14 +51,16 @@ def _anderson_point(model, points, updates, template):
     return model._params_from_vector(np.where(free, point, updates[-1]), template)
 
 
-def anderson_run(self, data, params, progress=None, restart=0):
-    """``CrowdModel._run`` with Anderson acceleration (see the module text)."""
-    if not self.accelerate or self._params_to_vector(params) is None:
-        return plain_run(self, data, params, progress, restart)
+def anderson_run(self, data, params, progress=None, restart=0, max_iter=None, resume=None):
+    """``CrowdModel._run`` with Anderson acceleration (see the module text);
+    the shipped loop for plain fits and for resumed short runs."""
+    if not self.accelerate or resume is not None or self._params_to_vector(params) is None:
+        return plain_run(self, data, params, progress, restart, max_iter, resume)
+    max_iter = self.max_iter if max_iter is None else max_iter
     state = self._evaluate(data, params)
     history, passes, n_extrapolated, started = [state.objective], 0, 0, perf_counter()
     points, updates, need, verify, converged = [], [], 2, False, False
-    while passes < self.max_iter and not converged:
+    while passes < max_iter and not converged:
         update = self._global_update(data, state.params, state.stats)
         points.append(self._params_to_vector(state.params))
         updates.append(self._params_to_vector(update))
@@ -79,7 +81,7 @@ def anderson_run(self, data, params, progress=None, restart=0):
             if checkpoint is not None:
                 data.restore(checkpoint)
             points, updates, need = points[-1:], updates[-1:], REFILL
-            if passes >= self.max_iter:
+            if passes >= max_iter:
                 break
         new = self._evaluate(data, update)
         passes += 1
