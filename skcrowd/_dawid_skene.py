@@ -268,14 +268,14 @@ class DawidSkene(CrowdModel):
         n_chunks = len(chunk_ptr) - 1
         posterior = np.empty((data.n_items, K))
         loglik = np.empty(data.n_items)
-        partial = np.empty((n_chunks, J * K, K))
+        partial = np.empty((n_chunks, K, J * K))
         partial_class = np.empty((n_chunks, K))
-        # [rater, true, given] -> rows (rater, given), columns true: the
+        # [rater, true, given] -> rows true, columns (rater, given): the
         # kernel's layout, read through each rating's cell index.
-        log_likelihood = np.log(params["confusion"]).transpose(0, 2, 1).reshape(J * K, K)
+        log_likelihood = np.log(params["confusion"]).transpose(1, 0, 2).reshape(K, J * K)
         kernels.e_step.pick(data.n_ratings)(
-            data.item_ptr,
-            data.cell,
+            np.asarray(data.item_ptr, dtype=np.int64).view(np.uint64),
+            data.cell.view(np.uint32),
             np.log(params["class_prior"]),
             data.evidence,
             np.ascontiguousarray(log_likelihood),
@@ -287,7 +287,7 @@ class DawidSkene(CrowdModel):
         )
         items = {"proba": posterior, "loglik": loglik}
         # chunks summed in a fixed order; back to [rater, true, given]
-        counts = partial.sum(axis=0).reshape(J, K, K).transpose(0, 2, 1)
+        counts = partial.sum(axis=0).reshape(K, J, K).transpose(1, 0, 2)
         return items, {
             "confusion_counts": np.ascontiguousarray(counts),
             "class_counts": partial_class.sum(axis=0),

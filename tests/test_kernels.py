@@ -21,6 +21,11 @@ def small():
     return data, rng
 
 
+def _unsigned(data):
+    """The e_step's index arrays: unsigned views of item_ptr and cell."""
+    return data.item_ptr.view(np.uint64), data.cell.view(np.uint32)
+
+
 def _reference_posteriors(data, log_prior, log_conf):
     logp = np.tile(log_prior, (data.n_items, 1))
     np.add.at(logp, data.item, log_conf[data.rater, :, data.label])
@@ -48,10 +53,10 @@ def test_e_step_matches_numpy(small, n_chunks):
     chunk_ptr = np.linspace(0, data.n_items, n_chunks + 1).astype(np.int64)
     post = np.empty((data.n_items, K))
     ll = np.empty(data.n_items)
-    partial = np.empty((n_chunks, data.n_raters * K, K))
+    partial = np.empty((n_chunks, K, data.n_raters * K))
     partial_class = np.empty((n_chunks, K))
-    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
-    _dawid_skene.e_step(data.item_ptr, data.cell, np.log(prior), np.zeros((0, K)),
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(1, 0, 2).reshape(K, -1))
+    _dawid_skene.e_step(*_unsigned(data), np.log(prior), np.zeros((0, K)),
                         log_lik, chunk_ptr, post, ll, partial, partial_class)
     ref_post, ref_ll = _reference_posteriors(data, np.log(prior), np.log(conf))
     np.testing.assert_allclose(post, ref_post, rtol=1e-12, atol=1e-14)
@@ -59,7 +64,7 @@ def test_e_step_matches_numpy(small, n_chunks):
     # items without ratings: the prior, and log-likelihood 0
     np.testing.assert_allclose(post[-1], prior)
     assert ll[-1] == 0.0
-    counts = partial.sum(axis=0).reshape(data.n_raters, K, K).transpose(0, 2, 1)
+    counts = partial.sum(axis=0).reshape(K, data.n_raters, K).transpose(1, 0, 2)
     np.testing.assert_allclose(counts, _reference_counts(data, ref_post), rtol=1e-12)
     np.testing.assert_allclose(partial_class.sum(axis=0), ref_post.sum(axis=0), rtol=1e-12)
 
@@ -125,9 +130,9 @@ def test_e_step_with_gold_evidence_matches_numpy(small):
     evidence[np.flatnonzero(known), gold[known]] = 0.0
     chunk_ptr = np.linspace(0, data.n_items, 4).astype(np.int64)
     post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
-    partial, partial_class = np.empty((3, data.n_raters * K, K)), np.empty((3, K))
-    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
-    _dawid_skene.e_step(data.item_ptr, data.cell, np.log(prior), evidence, log_lik,
+    partial, partial_class = np.empty((3, K, data.n_raters * K)), np.empty((3, K))
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(1, 0, 2).reshape(K, -1))
+    _dawid_skene.e_step(*_unsigned(data), np.log(prior), evidence, log_lik,
                         chunk_ptr, post, ll, partial, partial_class)
     logp = np.log(prior) + evidence
     np.add.at(logp, data.item, np.log(conf)[data.rater, :, data.label])
@@ -146,11 +151,11 @@ def test_serial_and_parallel_variants_agree_exactly(small):
     conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
     chunk_ptr = np.linspace(0, data.n_items, 5).astype(np.int64)
     outputs = []
-    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(1, 0, 2).reshape(K, -1))
     for kernel in (_dawid_skene.e_step, _dawid_skene.e_step.serial):
         post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
-        partial, partial_class = np.empty((4, data.n_raters * K, K)), np.empty((4, K))
-        kernel(data.item_ptr, data.cell, np.log(prior), np.zeros((0, K)), log_lik,
+        partial, partial_class = np.empty((4, K, data.n_raters * K)), np.empty((4, K))
+        kernel(*_unsigned(data), np.log(prior), np.zeros((0, K)), log_lik,
                chunk_ptr, post, ll, partial, partial_class)
         outputs.append((post, ll, partial, partial_class))
     for a, b in zip(*outputs):

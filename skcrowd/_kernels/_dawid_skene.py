@@ -5,16 +5,15 @@ once."""
 import numpy as np
 from numba import njit, prange
 
-from ._common import (normalize_log_block, serial_and_parallel, start_log_rows,
-                      store_posterior_rows)
+from ._common import exp_shifted_inplace, serial_and_parallel
 
 #: items whose log joints are exponentiated together
 ITEM_BLOCK = 256
 
 
 @serial_and_parallel
-def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr,
-           posterior, loglik, partial_counts, partial_class):
+def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, posterior, loglik,
+           partial_counts, partial_class):
     """E-step and expected confusion counts in one pass over the ratings.
 
     ``posterior[i, k]`` ∝ π_k Π_n θ_{rater_n}[k, label_n] over the ratings n
@@ -27,61 +26,100 @@ def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr,
 
     Parameters
     ----------
-    item_ptr : int64 (n_items + 1,)
-    cell : int32 (n_ratings,)
-        ``rater * n_classes + label`` of each rating: the row of
+    item_ptr : uint64 (n_items + 1,)
+    cell : uint32 (n_ratings,)
+        ``rater * n_classes + label`` of each rating: the column of
         ``log_likelihood`` it reads and of ``partial_counts`` it adds to.
+        Unsigned, so that indexing with it needs no negative-index
+        wraparound (that select was half the instructions of the inner
+        loops); the caller passes views of the int64 / int32 arrays.
     log_prior : float64 (n_classes,)
     evidence : float64 (n_items, n_classes) or (0, n_classes)
         Per-item offsets added to ``log_prior`` (the gold clamp: 0 / -inf),
         or no rows for none.
-    log_likelihood : float64 (n_raters * n_classes, n_classes)
-        ``log θ_j[true, given]`` at row ``j * n_classes + given``, column
-        ``true``: the inner loop over the true class reads contiguous memory.
+    log_likelihood : float64 (n_classes, n_raters * n_classes)
+        ``log θ_j[true, given]`` at row ``true``, column ``j * n_classes + given``.
     chunk_ptr : int64 (n_chunks + 1,)
         Items of chunk c are ``chunk_ptr[c]:chunk_ptr[c + 1]``.
     posterior : float64 (n_items, n_classes), output
     loglik : float64 (n_items,), output
-    partial_counts : float64 (n_chunks, n_raters * n_classes, n_classes), output
+    partial_counts : float64 (n_chunks, n_classes, n_raters * n_classes), output
         Expected counts, laid out as ``log_likelihood``.
     partial_class : float64 (n_chunks, n_classes), output
         Σ of the posteriors of the chunk's items.
     """
-    # Element indexing only in the inner loops: slicing a view per rating
-    # costs an atomic reference count that the threads would contend for.
+    # Items go through in blocks, and within a block one true class at a
+    # time (the block's rows are class-major: row k holds every item's log
+    # joint for class k): the sum over an item's ratings is then one
+    # register, the normalisation runs down whole rows (a loop of libm exp
+    # over K = 5 values was the larger part of the step, hence one
+    # vectorised exp over the block), and each rating's count is one add.
+    # The order of every sum is the ratings' order, as in a row-by-row pass.
     n_classes = log_prior.shape[0]
-    n_cells = partial_counts.shape[1]
+    n_cells = log_likelihood.shape[1]
     clamped = evidence.shape[0] > 0
     for c in prange(chunk_ptr.shape[0] - 1):
-        # Items go through in blocks: their log joints are written to one
-        # flat buffer, normalised in one vectorised pass (a loop of libm exp
-        # over K = 5 values was the larger part of the step), then added to
-        # the counts.  One buffer per chunk.
         rows = np.empty(ITEM_BLOCK * n_classes)
         bits = np.empty(ITEM_BLOCK * n_classes, dtype=np.int64)
-        tops = np.empty(ITEM_BLOCK)  # log normalisers
-        for r in range(n_cells):
-            for k in range(n_classes):
-                partial_counts[c, r, k] = 0.0
+        tops = np.empty(ITEM_BLOCK)  # per item: max log joint, then the log normaliser
+        totals = np.empty(ITEM_BLOCK)
         for k in range(n_classes):
             partial_class[c, k] = 0.0
+            for r in range(n_cells):
+                partial_counts[c, k, r] = 0.0
         for first in range(chunk_ptr[c], chunk_ptr[c + 1], ITEM_BLOCK):
             last = min(first + ITEM_BLOCK, chunk_ptr[c + 1])
-            start_log_rows(rows, first, last, log_prior, evidence)
-            for i in range(first, last):
-                base = (i - first) * n_classes
-                for n in range(item_ptr[i], item_ptr[i + 1]):
-                    r = cell[n]
-                    for k in range(n_classes):
-                        rows[base + k] += log_likelihood[r, k]
-            normalize_log_block(rows, last - first, n_classes, bits, tops)
-            store_posterior_rows(rows, first, last, item_ptr, clamped, tops, posterior, loglik,
-                                 partial_class[c])
-            for i in range(first, last):
-                for n in range(item_ptr[i], item_ptr[i + 1]):
-                    r = cell[n]
-                    for k in range(n_classes):
-                        partial_counts[c, r, k] += posterior[i, k]
+            size = last - first
+            # log π_k (+ the gold offset) + Σ_n log θ_{j_n}[k, l_n]
+            for k in range(n_classes):
+                row = k * size - first
+                for i in range(first, last):
+                    total = log_prior[k]
+                    if clamped:
+                        total += evidence[i, k]
+                    for n in range(item_ptr[i], item_ptr[i + 1]):
+                        total += log_likelihood[k, cell[n]]
+                    rows[row + i] = total
+            # shift out each item's maximum (an all -inf item turns uniform)
+            for j in range(size):
+                tops[j] = rows[j]
+            for k in range(1, n_classes):
+                for j in range(size):
+                    if rows[k * size + j] > tops[j]:
+                        tops[j] = rows[k * size + j]
+            for k in range(n_classes):
+                for j in range(size):
+                    top = tops[j]
+                    rows[k * size + j] = rows[k * size + j] - top if top > -np.inf else 0.0
+            exp_shifted_inplace(rows[:size * n_classes], 0.0, bits[:size * n_classes])
+            for j in range(size):
+                totals[j] = rows[j]
+            for k in range(1, n_classes):
+                for j in range(size):
+                    totals[j] += rows[k * size + j]
+            for j in range(size):
+                i = first + j
+                # no ratings: likelihood 1 exactly (π sums to 1); with gold,
+                # log Σ π e^evidence (log π_known for a known item)
+                empty = item_ptr[i + 1] == item_ptr[i] and not clamped
+                loglik[i] = 0.0 if empty else tops[j] + np.log(totals[j])
+                totals[j] = 1.0 / totals[j]
+            for k in range(n_classes):
+                for j in range(size):
+                    rows[k * size + j] *= totals[j]
+            for j in range(size):
+                for k in range(n_classes):
+                    posterior[first + j, k] = rows[k * size + j]
+            # P(z_i = k) into the count of each rating's (rater, label) cell
+            for k in range(n_classes):
+                row = k * size - first
+                class_total = partial_class[c, k]
+                for i in range(first, last):
+                    p = rows[row + i]
+                    class_total += p
+                    for n in range(item_ptr[i], item_ptr[i + 1]):
+                        partial_counts[c, k, cell[n]] += p
+                partial_class[c, k] = class_total
 
 
 @njit(cache=True, nogil=True)
