@@ -192,3 +192,14 @@ def test_normalize_log_rows_matches_normalize_log_inplace():
     row = np.full(5, -np.inf)
     assert _common.normalize_log_rows(row, np.empty(5, np.int64)) == -np.inf
     np.testing.assert_array_equal(row, np.full(5, 0.2))
+
+
+def test_row_argmax_matches_numpy_with_ties_and_nan():
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 3, size=(200, 5)).astype(float)  # many ties
+    values[::7, 2] = np.nan
+    values[::11, 0] = np.nan
+    values[::13] = -np.inf
+    out = np.empty(len(values), dtype=np.intp)
+    _common.row_argmax(values, out)
+    np.testing.assert_array_equal(out, np.argmax(values, axis=1))

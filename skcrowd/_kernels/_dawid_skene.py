@@ -137,3 +137,34 @@ def confusion_counts(item, rater, label, posterior, counts):
         i = item[n]
         for k in range(n_classes):
             counts[j, k, given] += posterior[i, k]
+
+
+@njit(cache=True, nogil=True)
+def vote_share_counts(item_ptr, label, cell, n_classes, counts, class_counts):
+    """Expected confusion counts of the soft majority-vote start, without
+    the posteriors: each item's vote shares (plus 1e-12 per class, so that
+    an item without ratings starts uniform) added into the (rater, label)
+    cell of each of its ratings.
+
+    ``counts`` is laid out as :func:`e_step`'s ``log_likelihood``
+    (``(n_classes, n_raters * n_classes)``); ``class_counts[k]`` = Σ_i of
+    the shares.  Serial: one pass over the ratings (in item order).
+    """
+    shares = np.empty(n_classes)
+    counts[:] = 0.0
+    class_counts[:] = 0.0
+    for i in range(item_ptr.shape[0] - 1):
+        for k in range(n_classes):
+            shares[k] = 0.0
+        for n in range(item_ptr[i], item_ptr[i + 1]):
+            shares[label[n]] += 1.0
+        total = 0.0
+        for k in range(n_classes):
+            shares[k] += 1e-12
+            total += shares[k]
+        for k in range(n_classes):
+            shares[k] /= total
+            class_counts[k] += shares[k]
+        for n in range(item_ptr[i], item_ptr[i + 1]):
+            for k in range(n_classes):
+                counts[k, cell[n]] += shares[k]
