@@ -8,10 +8,9 @@ from skcrowd._ratings import RatingData, Ratings
 from skcrowd.datasets import make_dawid_skene
 
 
-@pytest.fixture(scope="module")
-def small():
+def _small_data(K):
     rng = np.random.default_rng(0)
-    n_items, n_raters, K = 40, 7, 3
+    n_items, n_raters = 40, 7
     item = rng.integers(0, n_items, 150)
     rater = rng.integers(0, n_raters, 150)
     label = rng.integers(0, K, 150)
@@ -19,6 +18,17 @@ def small():
                 rater_ids=np.arange(n_raters))
     data = RatingData(R._item, R._rater, R.label.astype(np.int32), R._item_ptr, n_raters, K)
     return data, rng
+
+
+@pytest.fixture(scope="module")
+def small():
+    return _small_data(3)
+
+
+# the e_step handles four classes per pass, then the rest one at a time
+@pytest.fixture(scope="module", params=[2, 3, 4, 5, 9])
+def small_any_k(request):
+    return _small_data(request.param)
 
 
 def _unsigned(data):
@@ -45,8 +55,8 @@ def _reference_counts(data, posterior):
 
 
 @pytest.mark.parametrize("n_chunks", [1, 3, 7])
-def test_e_step_matches_numpy(small, n_chunks):
-    data, rng = small
+def test_e_step_matches_numpy(small_any_k, n_chunks):
+    data, rng = small_any_k
     K = data.n_classes
     prior = rng.dirichlet(np.ones(K))
     conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
@@ -117,9 +127,9 @@ def test_generator_design_has_distinct_raters_per_item():
         assert len(raters) == 5 and len(set(raters)) == 5
 
 
-def test_e_step_with_gold_evidence_matches_numpy(small):
+def test_e_step_with_gold_evidence_matches_numpy(small_any_k):
     """Per-item offsets (the gold clamp) enter as a per-item log prior."""
-    data, rng = small
+    data, rng = small_any_k
     K = data.n_classes
     prior = rng.dirichlet(np.ones(K))
     conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
@@ -203,3 +213,19 @@ def test_row_argmax_matches_numpy_with_ties_and_nan():
     out = np.empty(len(values), dtype=np.intp)
     _common.row_argmax(values, out)
     np.testing.assert_array_equal(out, np.argmax(values, axis=1))
+
+
+def test_vote_share_counts_match_numpy(small_any_k):
+    """The majority start's counts: each item's vote shares (+1e-12 per
+    class) into its ratings' cells."""
+    data, _ = small_any_k
+    K = data.n_classes
+    votes = np.zeros((data.n_items, K))
+    np.add.at(votes, (data.item, data.label), 1.0)
+    shares = (votes + 1e-12) / (votes + 1e-12).sum(axis=1, keepdims=True)
+    counts, class_counts = np.empty((K, data.n_raters * K)), np.empty(K)
+    _dawid_skene.vote_share_counts(*_unsigned(data)[:1], data.label, _unsigned(data)[1], K,
+                                   counts, class_counts)
+    counts = counts.reshape(K, data.n_raters, K).transpose(1, 0, 2)
+    np.testing.assert_allclose(counts, _reference_counts(data, shares), rtol=1e-12)
+    np.testing.assert_allclose(class_counts, shares.sum(axis=0), rtol=1e-12)

@@ -11,6 +11,90 @@ from ._common import exp_shifted_inplace, serial_and_parallel
 ITEM_BLOCK = 256
 
 
+#: true classes handled together in one pass over a block's ratings
+CLASS_GROUP = 4
+
+
+@njit(cache=True, nogil=True)
+def log_joints(item_ptr, cell, log_prior, evidence, log_likelihood, first, last, rows):
+    """Rows of :func:`e_step`'s block of items ``first:last``, class-major
+    (item i, class k at ``k * (last - first) + i - first``): log π_k, plus
+    the gold offset, plus Σ_n log θ_{j_n}[k, l_n] over the item's ratings.
+
+    Four classes per pass over the ratings, one register each (each
+    rating's cell is read once per four classes), then one class at a time.
+    """
+    n_classes = log_prior.shape[0]
+    size = last - first
+    clamped = evidence.shape[0] > 0
+    grouped = n_classes - n_classes % CLASS_GROUP
+    for k in range(0, grouped, CLASS_GROUP):
+        row = k * size - first
+        for i in range(first, last):
+            t0, t1, t2, t3 = log_prior[k], log_prior[k + 1], log_prior[k + 2], log_prior[k + 3]
+            if clamped:
+                t0 += evidence[i, k]
+                t1 += evidence[i, k + 1]
+                t2 += evidence[i, k + 2]
+                t3 += evidence[i, k + 3]
+            for n in range(item_ptr[i], item_ptr[i + 1]):
+                r = cell[n]
+                t0 += log_likelihood[k, r]
+                t1 += log_likelihood[k + 1, r]
+                t2 += log_likelihood[k + 2, r]
+                t3 += log_likelihood[k + 3, r]
+            rows[row + i] = t0
+            rows[row + size + i] = t1
+            rows[row + 2 * size + i] = t2
+            rows[row + 3 * size + i] = t3
+    for k in range(grouped, n_classes):
+        row = k * size - first
+        for i in range(first, last):
+            total = log_prior[k]
+            if clamped:
+                total += evidence[i, k]
+            for n in range(item_ptr[i], item_ptr[i + 1]):
+                total += log_likelihood[k, cell[n]]
+            rows[row + i] = total
+
+
+@njit(cache=True, nogil=True)
+def add_counts(item_ptr, cell, rows, first, last, counts, class_total):
+    """P(z_i = k) of the normalised block ``rows`` (laid out as in
+    :func:`log_joints`) added into ``counts[k, cell]`` for each rating of
+    items ``first:last``, and into ``class_total[k]``; four classes per
+    pass over the ratings, then one at a time."""
+    n_classes = counts.shape[0]
+    size = last - first
+    grouped = n_classes - n_classes % CLASS_GROUP
+    for k in range(0, grouped, CLASS_GROUP):
+        row = k * size - first
+        s0, s1, s2, s3 = class_total[k], class_total[k + 1], class_total[k + 2], class_total[k + 3]
+        for i in range(first, last):
+            p0, p1 = rows[row + i], rows[row + size + i]
+            p2, p3 = rows[row + 2 * size + i], rows[row + 3 * size + i]
+            s0 += p0
+            s1 += p1
+            s2 += p2
+            s3 += p3
+            for n in range(item_ptr[i], item_ptr[i + 1]):
+                r = cell[n]
+                counts[k, r] += p0
+                counts[k + 1, r] += p1
+                counts[k + 2, r] += p2
+                counts[k + 3, r] += p3
+        class_total[k], class_total[k + 1], class_total[k + 2], class_total[k + 3] = s0, s1, s2, s3
+    for k in range(grouped, n_classes):
+        row = k * size - first
+        total = class_total[k]
+        for i in range(first, last):
+            p = rows[row + i]
+            total += p
+            for n in range(item_ptr[i], item_ptr[i + 1]):
+                counts[k, cell[n]] += p
+        class_total[k] = total
+
+
 @serial_and_parallel
 def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, posterior, loglik,
            partial_counts, partial_class):
@@ -48,21 +132,20 @@ def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, poste
     partial_class : float64 (n_chunks, n_classes), output
         Σ of the posteriors of the chunk's items.
     """
-    # Items go through in blocks, and within a block one true class at a
-    # time (the block's rows are class-major: row k holds every item's log
-    # joint for class k): the sum over an item's ratings is then one
-    # register, the normalisation runs down whole rows (a loop of libm exp
-    # over K = 5 values was the larger part of the step, hence one
-    # vectorised exp over the block), and each rating's count is one add.
-    # The order of every sum is the ratings' order, as in a row-by-row pass.
+    # Items go through in blocks whose rows are class-major (row k holds
+    # every item's log joint for class k): the sums over an item's ratings
+    # stay in registers (log_joints, add_counts) and the normalisation runs
+    # down whole rows (a loop of libm exp over K = 5 values was the larger
+    # part of the step, hence one vectorised exp over the block).  Every sum
+    # is in the ratings' order, as in a row-by-row pass.
     n_classes = log_prior.shape[0]
     n_cells = log_likelihood.shape[1]
     clamped = evidence.shape[0] > 0
     for c in prange(chunk_ptr.shape[0] - 1):
         rows = np.empty(ITEM_BLOCK * n_classes)
         bits = np.empty(ITEM_BLOCK * n_classes, dtype=np.int64)
-        tops = np.empty(ITEM_BLOCK)  # per item: max log joint, then the log normaliser
-        totals = np.empty(ITEM_BLOCK)
+        tops = np.empty(ITEM_BLOCK)  # per item: its largest log joint
+        totals = np.empty(ITEM_BLOCK)  # per item: Σ_k e^(log joint - top), then its inverse
         for k in range(n_classes):
             partial_class[c, k] = 0.0
             for r in range(n_cells):
@@ -70,16 +153,7 @@ def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, poste
         for first in range(chunk_ptr[c], chunk_ptr[c + 1], ITEM_BLOCK):
             last = min(first + ITEM_BLOCK, chunk_ptr[c + 1])
             size = last - first
-            # log π_k (+ the gold offset) + Σ_n log θ_{j_n}[k, l_n]
-            for k in range(n_classes):
-                row = k * size - first
-                for i in range(first, last):
-                    total = log_prior[k]
-                    if clamped:
-                        total += evidence[i, k]
-                    for n in range(item_ptr[i], item_ptr[i + 1]):
-                        total += log_likelihood[k, cell[n]]
-                    rows[row + i] = total
+            log_joints(item_ptr, cell, log_prior, evidence, log_likelihood, first, last, rows)
             # shift out each item's maximum (an all -inf item turns uniform)
             for j in range(size):
                 tops[j] = rows[j]
@@ -110,16 +184,7 @@ def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, poste
             for j in range(size):
                 for k in range(n_classes):
                     posterior[first + j, k] = rows[k * size + j]
-            # P(z_i = k) into the count of each rating's (rater, label) cell
-            for k in range(n_classes):
-                row = k * size - first
-                class_total = partial_class[c, k]
-                for i in range(first, last):
-                    p = rows[row + i]
-                    class_total += p
-                    for n in range(item_ptr[i], item_ptr[i + 1]):
-                        partial_counts[c, k, cell[n]] += p
-                partial_class[c, k] = class_total
+            add_counts(item_ptr, cell, rows, first, last, partial_counts[c], partial_class[c])
 
 
 @njit(cache=True, nogil=True)
