@@ -252,9 +252,8 @@ class DawidSkene(CrowdModel):
             # the vote shares go straight into the counts (one pass, no
             # posterior array)
             counts, class_counts = np.empty((K, J * K)), np.empty(K)
-            kernels.vote_share_counts(np.asarray(data.item_ptr, dtype=np.int64).view(np.uint64),
-                                      data.label, data.cell.view(np.uint32), K, counts,
-                                      class_counts)
+            item_ptr, cell = _unsigned_index(data)
+            kernels.vote_share_counts(item_ptr, data.label, cell, K, counts, class_counts)
             return {"confusion_counts": _cells_to_confusion(counts, J),
                     "class_counts": class_counts}
         else:
@@ -278,8 +277,7 @@ class DawidSkene(CrowdModel):
         # kernel's layout, read through each rating's cell index.
         log_likelihood = np.log(params["confusion"]).transpose(1, 0, 2).reshape(K, J * K)
         kernels.e_step.pick(data.n_ratings)(
-            np.asarray(data.item_ptr, dtype=np.int64).view(np.uint64),
-            data.cell.view(np.uint32),
+            *_unsigned_index(data),
             np.log(params["class_prior"]),
             data.evidence,
             np.ascontiguousarray(log_likelihood),
@@ -408,6 +406,13 @@ class DawidSkene(CrowdModel):
         true_class = rng.choice(data.n_classes, size=data.n_items, p=self.class_prior_)
         rows = self.confusion_[data.rater, true_class[data.item]]
         return draw_categorical(rows, rng)
+
+
+def _unsigned_index(data):
+    """``item_ptr`` and ``cell`` as the unsigned views the kernels index with
+    (no negative-index wraparound in their inner loops)."""
+    return (np.asarray(data.item_ptr, dtype=np.int64).view(np.uint64),
+            data.cell.view(np.uint32))
 
 
 def _cells_to_confusion(counts, n_raters):
