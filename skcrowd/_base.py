@@ -179,6 +179,10 @@ class _Run(NamedTuple):
     converged: bool
     n_extrapolated: int
     seconds: float
+    #: where the loop stood (to go on from it: screened restarts) and the
+    #: SQUAREM longest step there
+    state: object = None
+    step_max: float = 1.0
 
 
 class Progress:
@@ -249,10 +253,13 @@ class Progress:
         self._write(restart, f"iteration {n_iter}  objective {objective:.8g}  "
                              f"change {change:.3g}{kind}")
 
-    def end(self, restart, run):
-        """A restart ended with ``run``."""
+    def end(self, restart, run, screened=False):
+        """A restart ended with ``run`` (``screened``: stopped after the
+        screening iterations, not continued)."""
         if self.verbose:
             state = "converged" if run.converged else "did not converge"
+            if screened and not run.converged:
+                state = "screened"
             extra = (f" ({run.n_extrapolated} extrapolated)" if run.n_extrapolated else "")
             self._write(restart, f"{state} after {run.n_iter} iterations{extra} in "
                                  f"{run.seconds:.2f}s, objective {run.history[-1]:.8g}")
@@ -1112,8 +1119,12 @@ class CrowdModel(CrowdEstimator):
         items, stats = self._step(data, params)
         return _State(params, items, stats, self._objective(data, params, items, stats))
 
-    def _run(self, data, params, progress=None, restart=0):
+    def _run(self, data, params, progress=None, restart=0, max_iter=None, resume=None):
         """One restart of the loop from ``params``; returns its end state.
+
+        ``max_iter`` (default ``self.max_iter``) caps the passes; ``resume``,
+        a run this method returned, is gone on from where it stopped
+        (``params`` is then unused): its history and pass count continue.
 
         Every pass over the data is a local step at some global parameters;
         ``n_iter`` counts the passes after the first (at most ``max_iter``).
@@ -1134,12 +1145,19 @@ class CrowdModel(CrowdEstimator):
         objective by less than ``tol``.  ``history`` holds the objective of
         every kept state (a rejected extrapolation is not one).
         """
-        state = self._evaluate(data, params)
-        history = [state.objective]
-        accelerate = self._accelerated() and self._params_to_vector(params) is not None
-        step_max = self._step_max0
-        n_iter = n_extrapolated = 0
+        limit = self.max_iter if max_iter is None else max_iter
         started = perf_counter()
+        if resume is None:
+            state = self._evaluate(data, params)
+            history = [state.objective]
+            step_max = self._step_max0
+            n_iter = n_extrapolated = 0
+        else:
+            state, history = resume.state, list(resume.history)
+            step_max, n_iter, n_extrapolated = resume.step_max, resume.n_iter, \
+                resume.n_extrapolated
+            started -= resume.seconds
+        accelerate = self._accelerated() and self._params_to_vector(state.params) is not None
 
         def plain(state, new_params=None):
             nonlocal n_iter
@@ -1154,13 +1172,13 @@ class CrowdModel(CrowdEstimator):
             return new, abs(change) < self.tol
 
         converged = False
-        while n_iter < self.max_iter and not converged:
+        while n_iter < limit and not converged:
             first, converged = plain(state)
-            if converged or not accelerate or n_iter >= self.max_iter:
+            if converged or not accelerate or n_iter >= limit:
                 state = first
                 continue
             second, converged = plain(first)
-            if converged or n_iter >= self.max_iter:
+            if converged or n_iter >= limit:
                 state = second
                 continue
             # The plain update from θ2: the fallback, and the template that
@@ -1192,11 +1210,11 @@ class CrowdModel(CrowdEstimator):
                     state, fallback = second, following
                     if at_max:
                         step_max = max(1.0, step_max / 4.0)
-            if fallback is not None and n_iter < self.max_iter:
+            if fallback is not None and n_iter < limit:
                 # The fallback's plain step is already computed: use it.
                 state, converged = plain(state, fallback)
         return _Run(state.params, state.items, history, n_iter, converged, n_extrapolated,
-                    perf_counter() - started)
+                    perf_counter() - started, state, step_max)
 
     def _extrapolate(self, params0, params1, params2, template, step_max):
         """SQUAREM's extrapolated parameters (None when a = -1), the step
@@ -1228,36 +1246,19 @@ class CrowdModel(CrowdEstimator):
                 starts = [self._warm_params(data, rng, start_state)]
             else:
                 starts = [self._init_params(data, rng, r) for r in range(self.n_init)]
-            n_threads = numba.get_num_threads()
-            dask_data = _dask.dask_data(data)
-            if self._threaded_restarts and dask_data is not None and len(starts) > 1:
-                # Restarts in client threads, their local steps batched: one
-                # task per partition and iteration serves all of them.
-                def one(restart):
-                    progress.begin(restart)
-                    run = self._run(data, starts[restart], progress, restart)
-                    progress.end(restart, run)
-                    return run
-
-                runs = dask_data.lockstep(one, range(len(starts)))
-            elif self._threaded_restarts and n_threads > 1 and len(starts) > 1:
-                # One restart per thread with serial (nogil) kernels: numba's
-                # workqueue layer cannot run parallel regions from two threads.
-                def one(restart):
-                    progress.begin(restart)
-                    run = self._run(data, self._single_thread(starts[restart]), progress,
-                                    restart)
-                    progress.end(restart, run)
-                    return run
-
-                with ThreadPoolExecutor(max_workers=min(n_threads, len(starts))) as pool:
-                    runs = list(pool.map(one, range(len(starts))))
+            screen = self._screening_iterations()
+            if screen is None or len(starts) == 1 or screen >= self.max_iter:
+                runs = self._run_restarts(data, starts, progress)
             else:
-                runs = []
-                for restart, start in enumerate(starts):
-                    progress.begin(restart)
-                    runs.append(self._run(data, start, progress, restart))
-                    progress.end(restart, runs[-1])
+                # Short runs (Biernacki, Celeux & Govaert 2003): every
+                # restart for ``screen`` iterations, then only the best one
+                # goes on, from where it stopped, to convergence.
+                runs = self._run_restarts(data, starts, progress, screen)
+                chosen = int(np.argmax([run.history[-1] for run in runs]))
+                if not runs[chosen].converged:
+                    runs[chosen] = self._run(data, None, progress, chosen,
+                                             resume=runs[chosen])
+                    progress.end(chosen, runs[chosen])
         best = runs[0]
         for run in runs[1:]:
             if run.history[-1] > best.history[-1]:
@@ -1284,6 +1285,40 @@ class CrowdModel(CrowdEstimator):
         with numba_threads(self.n_jobs):
             final = self._set_fitted(data, best.params, best.items)
         return best.items if final is None else final
+
+    def _screening_iterations(self):
+        """Iterations every restart runs before only the best goes on to
+        convergence (None: every restart runs to convergence).  A model
+        exposes this as a parameter; the default keeps the plain scheme."""
+        return None
+
+    def _run_restarts(self, data, starts, progress, max_iter=None):
+        """:meth:`_run` from every start (at most ``max_iter`` passes each):
+        in client threads batched on a dask cluster or in threads with
+        serial kernels when the model runs restarts in parallel, else one
+        after another."""
+        screened = max_iter is not None
+        n_threads = numba.get_num_threads()
+        dask_data = _dask.dask_data(data)
+        parallel = self._threaded_restarts and len(starts) > 1
+
+        def one(restart, params):
+            progress.begin(restart)
+            run = self._run(data, params, progress, restart, max_iter)
+            progress.end(restart, run, screened)
+            return run
+
+        if parallel and dask_data is not None:
+            # Restarts in client threads, their local steps batched: one
+            # task per partition and iteration serves all of them.
+            return dask_data.lockstep(lambda r: one(r, starts[r]), range(len(starts)))
+        if parallel and n_threads > 1:
+            # One restart per thread with serial (nogil) kernels: numba's
+            # workqueue layer cannot run parallel regions from two threads.
+            with ThreadPoolExecutor(max_workers=min(n_threads, len(starts))) as pool:
+                return list(pool.map(lambda r: one(r, self._single_thread(starts[r])),
+                                     range(len(starts))))
+        return [one(restart, start) for restart, start in enumerate(starts)]
 
     def _final_step(self, data, run):
         """After the loop, a last pass at the best run's parameters that

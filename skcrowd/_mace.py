@@ -3,7 +3,7 @@ knows the answer or spams from a label distribution of their own; fitted by
 variational Bayes (the paper's default) or EM."""
 
 from functools import lru_cache
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import digamma
@@ -75,7 +75,14 @@ default="uniform"
         Stop when the objective per item changes by less than this.
     n_init : int, default=10
         Restarts (the paper's 10); the one with the highest objective is
-        kept.
+        kept (see ``init_iter``).
+    init_iter : int or None, default=5
+        Short runs (Biernacki, Celeux & Govaert 2003, "small EM"): every
+        restart runs ``init_iter`` iterations, then only the one with the
+        highest objective goes on, from there, to convergence; the kept fit
+        is that one.  5 is the number of iterations of their Rmixmod's
+        small-EM start.  ``None``: every restart runs to convergence and the
+        highest final objective is kept.
     random_state : int, RandomState instance or None, default=None
     warm_start : bool, default=False
         If True, each ``fit`` after the first starts from the fitted rater
@@ -165,6 +172,7 @@ default="uniform"
         "class_prior": [StrOptions({"uniform", "learn"}), "array-like"],
         "prior_class": [Interval(Real, 0, None, closed="left")],
         "init": [StrOptions({"majority", "random"})],
+        "init_iter": [Interval(Integral, 0, None, closed="left"), None],
     }
 
     def __init__(
@@ -183,6 +191,7 @@ default="uniform"
         max_iter=200,
         tol=1e-6,
         n_init=10,
+        init_iter=5,
         random_state=None,
         warm_start=False,
         verbose=0,
@@ -202,6 +211,7 @@ default="uniform"
         self.max_iter = max_iter
         self.tol = tol
         self.n_init = n_init
+        self.init_iter = init_iter
         self.random_state = random_state
         self.warm_start = warm_start
         self.verbose = verbose
@@ -230,6 +240,9 @@ default="uniform"
         data = super()._prepare(data, **fit_params)
         self._fixed_prior(data.n_classes)  # validate before any work
         return data
+
+    def _screening_iterations(self):
+        return self.init_iter
 
     def _init_params(self, data, rng, restart):
         return self._start_from_counts(data, rng, restart)

@@ -244,8 +244,9 @@ def test_fit_predict_equals_fit_then_predict(simulated):
 
 
 def test_restarts_keep_the_best_objective(simulated):
+    # init_iter=None: every restart runs its max_iter, the best final is kept
     R = simulated.ratings[:3000]
-    best = MACE(init="random", n_init=4, random_state=1, max_iter=30, tol=0)
+    best = MACE(init="random", n_init=4, init_iter=None, random_state=1, max_iter=30, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         best.fit(R)
@@ -255,6 +256,53 @@ def test_restarts_keep_the_best_objective(simulated):
     finals = [replay._run(data, replay._init_params(data, rng, r))[2][-1] for r in range(4)]
     assert len(set(np.round(finals, 9))) > 1
     assert best.lower_bound_ == pytest.approx(max(finals))
+
+
+@pytest.mark.parametrize("accelerate", [False, True])
+@pytest.mark.parametrize("init_iter", [0, 2, 5])
+def test_short_runs_continue_the_best_restart(simulated, init_iter, accelerate):
+    # every restart runs init_iter passes; the best there goes on, from where
+    # it stopped, to max_iter; the others stop
+    R = simulated.ratings[:3000]
+    kwargs = {"init": "random", "n_init": 4, "random_state": 1, "max_iter": 30, "tol": 0,
+              "accelerate": accelerate}
+    model = MACE(init_iter=init_iter, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(R)
+    replay = MACE(init_iter=None, **kwargs)
+    rng = np.random.RandomState(1)
+    data = replay._encode(R, reset=True)
+    short = [replay._run(data, replay._init_params(data, rng, r), max_iter=init_iter)
+             for r in range(4)]
+    scores = [run.history[-1] for run in short]
+    chosen = int(np.argmax(scores))
+    assert len(set(np.round(scores, 9))) > 1  # the choice is not a tie
+    assert model._restart_n_iter == [30 if r == chosen else init_iter for r in range(4)]
+    for r, run in enumerate(short):
+        history = model._restart_histories[r]
+        np.testing.assert_array_equal(history[:len(run.history)], run.history)
+    # the kept fit is the continued restart: its history one monotone run
+    history = model.objective_history_
+    np.testing.assert_array_equal(history, model._restart_histories[chosen])
+    assert model.n_iter_ == 30 and model.lower_bound_ == history[-1]
+    assert model.lower_bound_ >= max(scores)
+    assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:]))
+    # the same as going on from the screened run by hand
+    resumed = replay._run(data, None, resume=short[chosen])
+    np.testing.assert_array_equal(resumed.history, history)
+
+
+def test_short_runs_reach_the_optimum_of_full_restarts():
+    # on 20% spammers, the screened fit ends where the best of ten full
+    # restarts does (same labels, objective within the stopping tolerance)
+    for seed in range(3):
+        data = make_mace(1500, 30, 4, 3, spammer_fraction=0.2, random_state=seed)
+        full = MACE(init_iter=None, random_state=seed).fit(data.ratings)
+        short = MACE(random_state=seed).fit(data.ratings)
+        assert sum(short._restart_n_iter) < sum(full._restart_n_iter) / 2
+        assert short.lower_bound_ == pytest.approx(full.lower_bound_, abs=1e-4)
+        assert np.mean(short.predict(data.ratings) == full.predict(data.ratings)) > 0.995
 
 
 def test_sampled_ratings_follow_the_model():
@@ -380,3 +428,18 @@ def test_objective_is_the_log_posterior_or_the_elbo(method, class_prior):
             early = MACE(max_iter=max_iter, tol=0, **kwargs).fit(TINY)
         assert early.lower_bound_ == pytest.approx(_mace_objective(early, TINY),
                                                    rel=1e-10), max_iter
+
+
+def test_verbose_names_the_screened_restarts(simulated, capsys):
+    R = simulated.ratings[:2000]
+    model = MACE(init="random", n_init=3, init_iter=2, verbose=1, random_state=1).fit(R)
+    lines = capsys.readouterr().out.splitlines()
+    chosen = int(np.argmax([h[-1] for h in model._restart_histories]))
+    for restart in range(3):
+        ends = [line for line in lines
+                if line.startswith(f"[MACE restart {restart + 1}/3]") and "objective" in line
+                and "iteration" not in line.split("]")[1].split()[0]]
+        if restart == chosen:
+            assert "screened after 2 iterations" in ends[0] and "converged" in ends[-1]
+        else:
+            assert len(ends) == 1 and "screened after 2 iterations" in ends[0]
