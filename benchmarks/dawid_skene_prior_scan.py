@@ -8,6 +8,8 @@ Run from the repository root::
     python benchmarks/dawid_skene_prior_scan.py --only gold
     python benchmarks/dawid_skene_prior_scan.py --only synthetic --seeds 5
     python benchmarks/dawid_skene_prior_scan.py --only pooled --seeds 3
+    python benchmarks/dawid_skene_prior_scan.py --only hierarchical --seeds 3
+    python benchmarks/dawid_skene_prior_scan.py --only raters   # raters' accuracy on gold
 
 A prior is (c, w): ``prior_correct`` = c pseudo-answers on the diagonal of
 each confusion row and ``prior_wrong`` = w pseudo-answers in all, split
@@ -21,6 +23,20 @@ confusion row k gets s pseudo-answers spread as the pooled (all raters)
 expected confusion row k of the current iteration, s fixed whatever K
 (empirical Bayes in the prior's mean, plain EM on accuracy only: the
 pooled mean is not the exact maximiser of a joint objective).
+
+``hierarchical`` tries a second prototype, not in the package: every
+rater's confusion row k ~ Dirichlet(alpha_k), with alpha_k = s_k m_k (mean
+AND concentration, per true class) estimated by type-II maximum
+likelihood: the Polya (Dirichlet-multinomial) likelihood of each rater's
+expected counts, the rater's confusion integrated out, maximised by
+Minka's (2000) fixed point, with the hyperprior p(alpha_k) proportional to
+s_k^-(K + 1/2) (Gelman et al., BDA 5.3: (a + b)^-5/2 for a beta-binomial,
+flat on the mean; its mode in alpha).  Two E-steps: "plug-in" uses the
+posterior mean (c + alpha) / (n + s) of each row (parametric empirical
+Bayes; no joint objective that this EM provably ascends), "variational"
+uses E[log theta] = psi(c + alpha) - psi(n + s): the exact coordinate
+ascent of the evidence lower bound with q(theta) Dirichlet (its alpha-step
+is then the same Polya fit).
 """
 
 import argparse
@@ -28,6 +44,7 @@ import itertools
 import warnings
 
 import numpy as np
+from scipy.special import digamma
 
 from skcrowd import DawidSkene, MajorityVote
 from skcrowd.datasets import (
@@ -179,6 +196,128 @@ def pooled(seeds):
                   + " | ".join(f"{a:.4f}" for a in scores.mean(axis=0)) + " |", flush=True)
 
 
+class HierarchicalPriorDawidSkene(DawidSkene):
+    """Prototype: confusion rows k ~ Dirichlet(alpha_k), alpha_k fitted by
+    type-II maximum likelihood (see the module docstring)."""
+
+    def __init__(self, *, e_step="plug-in", max_iter=200, tol=1e-6, fixed_point_steps=20):
+        super().__init__(prior_correct=0.0, prior_wrong=0.0, max_iter=max_iter, tol=tol,
+                         accelerate=False)
+        self.e_step = e_step
+        self.fixed_point_steps = fixed_point_steps
+
+    def get_params(self, deep=True):
+        return {"e_step": self.e_step, "max_iter": self.max_iter, "tol": self.tol,
+                "fixed_point_steps": self.fixed_point_steps}
+
+    def _init_params(self, data, rng, restart):
+        self.alpha_ = None  # every restart fits alpha afresh
+        return super()._init_params(data, rng, restart)
+
+    def _global_update(self, data, params, stats):
+        K = data.n_classes
+        counts = stats["confusion_counts"]  # [rater, true, given]
+        alpha = getattr(self, "alpha_", None)
+        if alpha is None:  # the fixed point starts from the old default, as alpha
+            alpha = np.full((K, K), 1.5)
+            np.fill_diagonal(alpha, 2.0)
+        n = counts.sum(axis=2)
+        for _ in range(self.fixed_point_steps):
+            # Minka's (2000) fixed point for the Polya likelihood of every
+            # rater's row k (raters without ratings of class k add 0), with
+            # the hyperprior's -(K + 1/2) log s_k in the denominator's bound
+            s = alpha.sum(axis=1)
+            gain = np.sum(digamma(counts + alpha) - digamma(alpha), axis=0)
+            cost = np.sum(digamma(n + s) - digamma(s), axis=0) + (K + 0.5) / s
+            alpha = np.maximum(alpha * gain / cost[:, None], 1e-10)
+        self.alpha_ = alpha
+        rows = counts + alpha
+        if self.e_step == "plug-in":
+            confusion = rows / rows.sum(axis=2, keepdims=True)
+        else:  # the E-step's log_likelihood is log of this: E[log theta]
+            confusion = np.exp(digamma(rows) - digamma(rows.sum(axis=2, keepdims=True)))
+        prior = stats["class_counts"] + self.prior_class
+        return {"class_prior": prior / prior.sum(), "confusion": confusion}
+
+
+HIERARCHICAL = ["default", "split (1, 0.5)", "split (4, 1)", "EB plug-in", "EB variational"]
+
+
+def hierarchical_model(kind, n_classes):
+    if kind.startswith("EB"):
+        return HierarchicalPriorDawidSkene(e_step=kind.split()[1])
+    return pooled_model(kind, n_classes)
+
+
+def hierarchical(seeds):
+    data = gold_table("Hierarchical prior (prototype): shipped gold sets", "prior")
+    for kind in HIERARCHICAL:
+        cells = []
+        for d in data.values():
+            model = hierarchical_model(kind, len(np.unique(d.ratings.label)))
+            cells.append(accuracy(model, d.ratings, d.gold))
+        print(f"| {kind} | " + " | ".join(f"{a:.4f}" for a in cells) + " |", flush=True)
+        if kind.startswith("EB"):  # the fitted population rows of the last set (web)
+            alpha = model.alpha_
+            print(f"  web: s_k = {np.round(alpha.sum(axis=1), 1)}, diagonal of m_k = "
+                  f"{np.round(np.diag(alpha) / alpha.sum(axis=1), 2)}")
+    print(f"\n## Hierarchical prior (prototype): synthetic, 1000 items, 60 raters, rater "
+          f"accuracy uniform in (0.4, 0.9), mean over {seeds} seeds")
+    print("| K | ratings/item | majority vote | best of grid | " + " | ".join(HIERARCHICAL)
+          + " | gaps of EB to best (points) | median s_k of EB plug-in |")
+    print("|---|---|---|---|" + "---|" * (len(HIERARCHICAL) + 2))
+    for K, per_item in itertools.product((2, 3, 5, 8, 10), (2, 3)):
+        scores = np.zeros((seeds, len(HIERARCHICAL)))
+        grid = np.zeros((seeds, len(GRID)))
+        mv = np.zeros(seeds)
+        concentration = []  # the EB plug-in fit's s_k, all classes and seeds
+        for seed in range(seeds):
+            d = make_dawid_skene(1000, 60, per_item, K, accuracy=(0.4, 0.9), random_state=seed)
+            mv[seed] = accuracy(MajorityVote(), d.ratings, d.true_labels)
+            for g, kind in enumerate(HIERARCHICAL):
+                model = hierarchical_model(kind, K)
+                scores[seed, g] = accuracy(model, d.ratings, d.true_labels)
+                if kind == "EB plug-in":
+                    concentration.extend(model.alpha_.sum(axis=1))
+            for g, prior in enumerate(GRID):
+                grid[seed, g] = accuracy(model_for(prior, K), d.ratings, d.true_labels)
+        mean, best = scores.mean(axis=0), grid.mean(axis=0)
+        top = int(np.argmax(best))
+        gaps = " / ".join(f"{100 * (m - best[top]):+.1f}" for m in mean[-2:])
+        print(f"| {K} | {per_item} | {mv.mean():.4f} | {best[top]:.4f} {name(GRID[top])} | "
+              + " | ".join(f"{a:.4f}" for a in mean) + f" | {gaps} | "
+              f"{np.median(concentration):.0f} |", flush=True)
+
+
+def raters():
+    """Each shipped set's raters against gold, grouped by how many of their
+    ratings have gold: why a prior that trusts raters suits some sets and
+    not others."""
+    print("\n## Raters' accuracy on the gold items")
+    print("| set | gold ratings per rater | raters | ratings | mean accuracy | "
+          "raters below 0.3 |")
+    print("|---|---|---|---|---|---|")
+    for set_name, load in SETS.items():
+        d = load()
+        r = d.ratings
+        item = np.searchsorted(r.item_ids, r.item)
+        assert np.array_equal(r.item_ids[item], r.item)
+        truth = np.asarray(d.gold, dtype=float)[item]
+        known = ~np.isnan(truth)
+        _, rater = np.unique(r.rater[known], return_inverse=True)
+        right = np.asarray(r.label)[known] == truth[known]
+        n = np.bincount(rater)
+        acc = np.bincount(rater, weights=right) / n
+        top = np.sort(np.bincount(rater))[-10:].sum() / n.sum()
+        for lo, hi in ((1, 10), (10, 30), (30, 100), (100, None)):
+            group = (n >= lo) & (n < (hi or np.inf))
+            if group.any():
+                print(f"| {set_name} | {lo}-{hi - 1 if hi else ''} | {group.sum()} | "
+                      f"{n[group].sum()} | {acc[group].mean():.3f} | "
+                      f"{np.mean(acc[group] < 0.3):.2f} |")
+        print(f"| {set_name} | (the 10 busiest raters: {top:.0%} of the gold ratings) | | | | |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="gold,synthetic")
@@ -192,6 +331,10 @@ def main(argv=None):
             synthetic(args.seeds, accuracy_range)
     if "pooled" in only:
         pooled(args.seeds)
+    if "hierarchical" in only:
+        hierarchical(args.seeds)
+    if "raters" in only:
+        raters()
 
 
 if __name__ == "__main__":

@@ -1109,8 +1109,10 @@ class CrowdModel(CrowdEstimator):
     def _accelerated(self):
         return bool(getattr(self, "accelerate", False))
 
-    def _single_thread(self, params):
-        """``params`` for a restart run in its own thread (serial kernels)."""
+    def _single_thread(self, params, alone):
+        """``params`` for a restart run in its own thread (serial kernels).
+        ``alone`` is true once every other restart has ended (see
+        :class:`_Alone`): the model's kernels may then use every thread."""
         return params
 
     # -- the loop ---------------------------------------------------------------
@@ -1315,9 +1317,18 @@ class CrowdModel(CrowdEstimator):
         if parallel and n_threads > 1:
             # One restart per thread with serial (nogil) kernels: numba's
             # workqueue layer cannot run parallel regions from two threads.
+            # The last restart, once it runs alone, takes every thread.
+            alone = _Alone(len(starts))
+
+            def in_thread(restart):
+                numba.set_num_threads(n_threads)  # (per thread: the pool's own)
+                try:
+                    return one(restart, self._single_thread(starts[restart], alone))
+                finally:
+                    alone.ended()
+
             with ThreadPoolExecutor(max_workers=min(n_threads, len(starts))) as pool:
-                return list(pool.map(lambda r: one(r, self._single_thread(starts[r])),
-                                     range(len(starts))))
+                return list(pool.map(in_thread, range(len(starts))))
         return [one(restart, start) for restart, start in enumerate(starts)]
 
     def _final_step(self, data, run):
@@ -1330,6 +1341,29 @@ class CrowdModel(CrowdEstimator):
     def _infer_items(self, data):
         with numba_threads(self.n_jobs):
             return self._local_step(data, self._fitted_params())[0]
+
+
+class _Alone:
+    """Whether a restart run in a thread is the only one left: true once
+    every other restart of the fit has ended (none running, none waiting).
+
+    Only a running restart asks, so then no other thread runs a kernel and
+    the restart's kernels can take every thread (numba's workqueue layer
+    cannot run parallel regions from two threads at once).  Results do not
+    change: the models' parallel kernels equal their serial twins bit for
+    bit (fixed blocks, summed in order).
+    """
+
+    def __init__(self, n_restarts):
+        self._unfinished = n_restarts
+        self._lock = threading.Lock()
+
+    def ended(self):
+        with self._lock:
+            self._unfinished -= 1
+
+    def __bool__(self):
+        return self._unfinished <= 1
 
 
 def _partition_init_stats(data, model, seed):

@@ -810,8 +810,11 @@ class OrdinalMixture(CrowdModel):
     # -- restarts in threads: the base loop's hooks ------------------------------------
     _threaded_restarts = True
 
-    def _single_thread(self, params):
-        return dict(params, parallel=False)
+    def _single_thread(self, params, alone):
+        # serial sweeps while other restarts run, the parallel one (equal
+        # to the last bit) once this restart runs alone: ``parallel`` is
+        # read as a bool at every sweep
+        return dict(params, parallel=alone)
 
     def _set_fitted(self, problem, params, items):
         """Store the best restart's parameters; return the training items'

@@ -2,6 +2,7 @@
 bound, parameter recovery, the API with groups, bad input, and the seed's
 TREC claims."""
 
+import threading
 import warnings
 
 import numpy as np
@@ -17,7 +18,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from skcrowd import MajorityVote, MeanRating, MedianRating, OrdinalMixture
 from skcrowd._kernels import _ordinal as kernels
-from skcrowd.datasets import load_trec2010, make_ordinal
+from skcrowd.datasets import load_trec2010, load_web, make_ordinal
 from skcrowd.metrics import correlation, mean_squared_error, ndcg
 
 
@@ -471,6 +472,27 @@ def test_results_do_not_depend_on_n_jobs(small, difficulty):
     np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
 
 
+def test_the_last_restart_takes_every_thread(small, monkeypatch):
+    # Restarts in two threads run serial sweeps; once the others have ended,
+    # the last one's sweeps are parallel, with the same result to the bit.
+    calls = []
+    parallel = kernels.item_sweep_parallel
+
+    def counted(*args):
+        calls.append(threading.current_thread().name)
+        return parallel(*args)
+
+    monkeypatch.setattr(kernels, "item_sweep_parallel", counted)
+    threaded = OrdinalMixture(n_init=3, random_state=1, n_jobs=2).fit(small.ratings)
+    in_loop = [name for name in calls if name != threading.main_thread().name]
+    assert len(in_loop) > 0  # (the final item pass runs in the main thread)
+    monkeypatch.setattr(kernels, "item_sweep_parallel", parallel)
+    in_turn = OrdinalMixture(n_init=3, random_state=1, n_jobs=1).fit(small.ratings)
+    for a, b in zip(threaded._restart_histories, in_turn._restart_histories, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(threaded.item_mean_, in_turn.item_mean_)
+
+
 def test_sparse_dense_and_ratings_inputs_agree(small):
     dense = OrdinalMixture(n_init=1, random_state=0).fit_predict(small.X)
     mask = ~np.isnan(small.X)
@@ -590,6 +612,29 @@ def test_trec_defaults_do_not_fall_into_all_spam(trec, trec_default_fit):
     mean = MeanRating().fit_predict(trec.ratings)
     assert (np.corrcoef(model.item_mean_[known], trec.gold[known])[0, 1]
             > np.corrcoef(mean[known], trec.gold[known])[0, 1] + 0.02)
+
+
+@pytest.mark.parametrize("data_set", ["trec", "web"])
+def test_paper_defaults_equal_restarts_in_turn(trec, trec_default_fit, data_set):
+    # The default fit runs the restarts in two threads and hands the last
+    # one every thread; n_jobs=1 runs them one after another (the plain
+    # path).  Every restart's path, the chosen restart and the fit agree to
+    # the last bit.
+    if data_set == "trec":
+        ratings, threaded = trec.ratings, trec_default_fit
+    else:
+        ratings = load_web().ratings
+        threaded = OrdinalMixture(random_state=0).fit(ratings)
+    in_turn = OrdinalMixture(random_state=0, n_jobs=1).fit(ratings)
+    assert len(threaded._restart_histories) == len(in_turn._restart_histories) == 10
+    for a, b in zip(threaded._restart_histories, in_turn._restart_histories):
+        np.testing.assert_array_equal(a, b)
+    best = [np.argmax([h[-1] for h in m._restart_histories]) for m in (threaded, in_turn)]
+    assert best[0] == best[1]
+    np.testing.assert_array_equal(threaded.objective_history_, in_turn.objective_history_)
+    for name in ("item_mean_", "item_std_", "rater_precision_", "rater_reliability_",
+                 "group_difficulty_"):
+        np.testing.assert_array_equal(getattr(threaded, name), getattr(in_turn, name))
 
 
 @pytest.mark.parametrize("difficulty", [None, "group", "item"])

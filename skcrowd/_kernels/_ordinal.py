@@ -75,19 +75,36 @@ def log_bin_mass(lo, hi):
 
     A bin above the mean is flipped to the lower tail (Φ(hi) - Φ(lo) =
     Φ(-lo) - Φ(-hi)), where log Φ keeps its precision; the difference is
-    then log Φ(hi) + log(-expm1(log Φ(lo) - log Φ(hi))).
+    then log Φ(hi) + log(-expm1(log Φ(lo) - log Φ(hi))).  In two halves
+    (:func:`bin_cdfs`, :func:`log_bin_mass_from`) so that the sweep can
+    call each half for all of an item's ratings in turn.
     """
+    a, b, cdf_a, cdf_b = bin_cdfs(lo, hi)
+    return log_bin_mass_from(a, b, cdf_a, cdf_b)
+
+
+@njit(cache=True, nogil=True)
+def bin_cdfs(lo, hi):
+    """The bin flipped to the lower tail, ``(a, b)``, and Φ(a), Φ(b) when
+    their direct difference is the bin's mass (b > -30); else Φ(b) = -1."""
     if lo == -np.inf and hi == np.inf:
-        return 0.0
+        return lo, hi, 0.0, 1.0
     if lo + hi > 0.0:
         lo, hi = -hi, -lo
     if hi > -30.0:
-        # Direct difference of CDFs: one log instead of three when the two
-        # CDFs differ enough that the subtraction loses nothing.
         cdf_hi = 0.5 * math.erfc(-hi * SQRT_HALF)
         cdf_lo = 0.0 if lo == -np.inf else 0.5 * math.erfc(-lo * SQRT_HALF)
-        if cdf_lo < 0.5 * cdf_hi:
-            return math.log(cdf_hi - cdf_lo)
+        return lo, hi, cdf_lo, cdf_hi
+    return lo, hi, 0.0, -1.0
+
+
+@njit(cache=True, nogil=True)
+def log_bin_mass_from(lo, hi, cdf_lo, cdf_hi):
+    """The second half of :func:`log_bin_mass`, from :func:`bin_cdfs`."""
+    # Direct difference of CDFs: one log instead of three when the two
+    # CDFs differ enough that the subtraction loses nothing.
+    if cdf_hi >= 0.0 and cdf_lo < 0.5 * cdf_hi:
+        return math.log(cdf_hi - cdf_lo)
     log_hi = log_ndtr(hi)
     log_lo = log_ndtr(lo)
     if log_lo == -np.inf:
@@ -107,6 +124,13 @@ def truncnorm_std(lo, hi):
     clipped to Popoviciu's bound [0, (hi - lo)²/4] and the mean to [lo, hi].
     """
     log_z = log_bin_mass(lo, hi)
+    mean, var, second = truncnorm_moments(lo, hi, log_z)
+    return log_z, mean, var, second
+
+
+@njit(cache=True, nogil=True)
+def truncnorm_moments(lo, hi, log_z):
+    """:func:`truncnorm_std`'s ``(mean, var, second)`` from the bin's log mass."""
     if lo == -np.inf:
         dens_lo = 0.0
         xdens_lo = 0.0
@@ -130,18 +154,18 @@ def truncnorm_std(lo, hi):
         var = bound
     elif var < 0.0:
         var = 0.0
-    return log_z, mean, var, var + mean * mean
+    return mean, var, var + mean * mean
 
 
 @njit(cache=True, nogil=True)
-def _bernoulli_from_logit(t):
-    """(ω, 1-ω, log ω, log(1-ω)) of the logit ``t``, each from its own
-    expression so that neither ω nor 1-ω rounds to 0 or 1 prematurely."""
+def _bernoulli(t, e):
+    """(ω, 1-ω, log ω, log(1-ω)) of the logit ``t``, given ``e = exp(-|t|)``,
+    each from its own expression so that neither ω nor 1-ω rounds to 0 or 1
+    prematurely."""
     if t == np.inf:
         return 1.0, 0.0, 0.0, -np.inf
     if t == -np.inf:
         return 0.0, 1.0, -np.inf, 0.0
-    e = math.exp(-abs(t))
     log1pe = math.log1p(e)
     if t >= 0.0:
         return 1.0 / (1.0 + e), e / (1.0 + e), -log1pe, -t - log1pe
@@ -158,11 +182,14 @@ GROUP_DELTA, GROUP_LOG_DELTA = 0, 1
 ITEM_MU, ITEM_LAM, ITEM_ELBO, ITEM_DELTA_SHAPE, ITEM_DELTA_RATE, ITEM_KNOWN = range(6)
 OMEGA, OMEGA_C, ERR, XBAR, XVAR = range(5)
 HYPER_SHAPE, HYPER_RATE, HYPER_MU, HYPER_LAM = range(4)
+#: the sweep's per-rating scratch columns (see _update_item)
+(PASS_LO, PASS_HI, PASS_A, PASS_B, PASS_CDF_A, PASS_CDF_B, PASS_LOG_Z, PASS_T, PASS_ENTROPY,
+ PASS_EXP) = range(10)
 
 
 @njit(cache=True, nogil=True)
 def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
-                 out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc):
+                 out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc, scratch):
     """Coordinate updates of item ``m``'s factors, ``max_sweeps`` times at most.
 
     One sweep, with the rater factors fixed: q(x_n | y=1) = TN(μ_m, 1/ρ_n)
@@ -171,7 +198,9 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
     Each step maximises the lower bound over one factor, so F never falls.
     Stops early when μ_m (and δ̄_m) move by less than ``tol``.  Then writes
     the item's share of F: its ratings' terms, the Gaussian KL of z_m and,
-    per item, the gamma KL of δ_m; and per rating E[(x - z)²].
+    per item, the gamma KL of δ_m; and per rating E[(x - z)²].  ``scratch``
+    holds the per-rating intermediates of one sweep (at least the item's
+    number of ratings rows).
     """
     # Element indexing throughout: a view per rating (raters[j], out[n])
     # costs an atomic reference count, which threads contend for.
@@ -213,15 +242,39 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
         weight = 0.0   # Σ τ̄ ω
         weight_x = 0.0  # Σ τ̄ ω x̄
         ratings_part = 0.0
+        # The special functions run in passes over the item's ratings, each
+        # pass a run of independent calls (the processor overlaps one
+        # rating's erfc or exp with the next one's; in one pass per rating
+        # each waits for the last): the ordinal bins' CDFs, their logs, then
+        # the moments and logits, then ω.  The arithmetic is the same.
+        if ordinal:
+            for n in range(start, stop):
+                k = n - start
+                s = raters[rater[n], RATER_SQRT_TAU] * d_sqrt
+                r = label[n]
+                lo = (scale[SCALE_LOWER, r] - nu) * s
+                hi = (scale[SCALE_UPPER, r] - nu) * s
+                a, b, cdf_a, cdf_b = bin_cdfs(lo, hi)
+                scratch[k, PASS_LO] = lo
+                scratch[k, PASS_HI] = hi
+                scratch[k, PASS_A] = a
+                scratch[k, PASS_B] = b
+                scratch[k, PASS_CDF_A] = cdf_a
+                scratch[k, PASS_CDF_B] = cdf_b
+            for k in range(stop - start):
+                scratch[k, PASS_LOG_Z] = log_bin_mass_from(
+                    scratch[k, PASS_A], scratch[k, PASS_B], scratch[k, PASS_CDF_A],
+                    scratch[k, PASS_CDF_B])
         for n in range(start, stop):
+            k = n - start
             j = rater[n]
             r = label[n]
             tau = raters[j, RATER_TAU]
             rho = tau * d_mean
             if ordinal:
                 s = raters[j, RATER_SQRT_TAU] * d_sqrt
-                log_z, m1, v1, m2 = truncnorm_std((scale[SCALE_LOWER, r] - nu) * s,
-                                                  (scale[SCALE_UPPER, r] - nu) * s)
+                log_z = scratch[k, PASS_LOG_Z]
+                m1, v1, m2 = truncnorm_moments(scratch[k, PASS_LO], scratch[k, PASS_HI], log_z)
                 out[n, XBAR] = nu + m1 / s
                 out[n, XVAR] = v1 / rho
                 # entropy of TN = log √(2π/ρ) + log Z + E[t²]/2
@@ -242,8 +295,18 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
                 t = (raters[j, RATER_LOG_EPS] - raters[j, RATER_LOG_1MEPS] - scale[SCALE_LOG_SPAM, r]
                      + 0.5 * (raters[j, RATER_LOG_TAU] + d_log - LOG_2PI)
                      - 0.5 * rho * (dev * dev + out[n, XVAR] + 1.0 / lam_m))
+            scratch[k, PASS_T] = t
+            scratch[k, PASS_ENTROPY] = entropy
             if spam:
-                w, wc, log_w, log_wc = _bernoulli_from_logit(t)
+                scratch[k, PASS_EXP] = math.exp(-abs(t))
+        for n in range(start, stop):
+            k = n - start
+            j = rater[n]
+            r = label[n]
+            tau = raters[j, RATER_TAU]
+            entropy = scratch[k, PASS_ENTROPY]
+            if spam:
+                w, wc, log_w, log_wc = _bernoulli(scratch[k, PASS_T], scratch[k, PASS_EXP])
             else:
                 w, wc, log_w, log_wc = 1.0, 0.0, 0.0, -np.inf
             out[n, OMEGA] = w
@@ -307,9 +370,13 @@ def _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters
     """The items of block ``c``, in order, summing into ``rater_acc[c]``."""
     acc = rater_acc[c]
     acc[:, :] = 0.0
+    longest = 0
+    for m in range(block_ptr[c], block_ptr[c + 1]):
+        longest = max(longest, item_ptr[m + 1] - item_ptr[m])
+    scratch = np.empty((longest, PASS_EXP + 1))
     for m in range(block_ptr[c], block_ptr[c + 1]):
         _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
-                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol, acc)
+                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol, acc, scratch)
 
 
 @njit(cache=True, nogil=True, parallel=True)
