@@ -14,6 +14,9 @@ trec       TREC 2010 (paper preprocessing, 91,783 ratings) with the paper's
            picks the variants, default None): wall time,
            process CPU time, iterations, and MSE / correlation / NDCG; the
            same for crowd-kit's MajorityVote and DawidSkene (if installed).
+sweep      one local step (the item sweep) on TREC 2010, at the state after
+           100 iterations of the first restart: best process CPU time of
+           several, serial and parallel kernels, and ns per rating.
 iteration  one VB iteration (local sweep + global update + lower bound) on
            1,000,000 synthetic ratings from ``make_ordinal``: best and median
            of several, wall and CPU time.
@@ -83,6 +86,30 @@ def trec(difficulties=(None,)):
                    "categorical (no ordinal model in crowd-kit)"), flush=True)
 
 
+def sweep(repeats=15):
+    data = load_trec2010(preprocess="paper")
+    model = OrdinalMixture(random_state=0)
+    encoded = model._encode(data.ratings, reset=True)
+    problem = model._prepare(encoded)
+    params = dict(model._init_params(problem, np.random.RandomState(0), 0), parallel=False)
+    _, stats = model._local_step(problem, params)
+    for _ in range(100):
+        params = model._global_update(problem, params, stats)
+        _, stats = model._local_step(problem, params)
+    n = encoded.n_ratings
+    print(f"\n## One item sweep on TREC 2010 ({n:,} ratings), after 100 iterations\n")
+    print("| kernels | best CPU ms | ns per rating |")
+    print("|---|---|---|")
+    for parallel in (False, True):
+        cpus = []
+        for _ in range(repeats):
+            cpu = time.process_time()
+            model._local_step(problem, dict(params, parallel=parallel))
+            cpus.append(time.process_time() - cpu)
+        name = "parallel (CPU of both threads)" if parallel else "serial"
+        print(f"| {name} | {1e3 * min(cpus):.2f} | {1e9 * min(cpus) / n:.0f} |", flush=True)
+
+
 def iteration(repeats=7):
     d = make_ordinal(n_items=200_000, n_raters=2000, ratings_per_item=5, random_state=0)
     model = OrdinalMixture(random_state=0)
@@ -114,7 +141,7 @@ def iteration(repeats=7):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="trec,iteration")
+    parser.add_argument("--only", default="trec,sweep,iteration")
     parser.add_argument("--difficulty", default="None",
                         help="OrdinalMixture variants on TREC, e.g. None,group,item")
     args = parser.parse_args()
@@ -124,6 +151,8 @@ def main():
     _warm_up()
     if "trec" in sections:
         trec(difficulties)
+    if "sweep" in sections:
+        sweep()
     if "iteration" in sections:
         iteration()
     print(f"\nload average at end: {os.getloadavg()}")
