@@ -34,6 +34,7 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from . import _dask
+from ._kernels._common import row_argmax
 from ._ratings import (RatingData, Ratings, encode, encode_labels, fit_classes, gold_per_item,
                        import_pandas, long_columns)
 
@@ -554,7 +555,12 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
 
     def _predict_from_items(self, items):
         """The point prediction per item from the per-item state."""
-        return self.classes_[np.argmax(items["proba"], axis=1)]
+        proba = items["proba"]
+        if proba.ndim != 2 or proba.shape[1] == 0:
+            return self.classes_[np.argmax(proba, axis=1)]
+        codes = np.empty(proba.shape[0], dtype=np.intp)
+        row_argmax(np.ascontiguousarray(proba, dtype=np.float64), codes)
+        return self.classes_[codes]
 
     # -- public API -----------------------------------------------------------
     def _fit(self, X, y=None, init_params=None, **fit_params):

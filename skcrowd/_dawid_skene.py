@@ -17,7 +17,6 @@ from ._base import (
 )
 from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
-from ._kernels._common import vote_counts
 
 __all__ = ["DawidSkene"]
 
@@ -246,13 +245,17 @@ class DawidSkene(CrowdModel):
         elsewhere).  A majority start would let a crowd that mostly gets a
         class wrong outvote the gold, and EM would stay in that mode.
         """
+        J, K = data.n_raters, data.n_classes
         if seed is None and has_gold(data):
-            posterior = np.zeros((data.n_items, data.n_classes))
+            posterior = np.zeros((data.n_items, K))
         elif seed is None:
-            posterior = np.empty((data.n_items, data.n_classes))
-            vote_counts.pick(data.n_ratings)(data.item_ptr, data.label, data.n_classes, posterior)
-            posterior += 1e-12  # an item without ratings starts uniform
-            posterior /= posterior.sum(axis=1, keepdims=True)
+            # the vote shares go straight into the counts (one pass, no
+            # posterior array)
+            counts, class_counts = np.empty((K, J * K)), np.empty(K)
+            item_ptr, cell = _unsigned_index(data)
+            kernels.vote_share_counts(item_ptr, data.label, cell, K, counts, class_counts)
+            return {"confusion_counts": _cells_to_confusion(counts, J),
+                    "class_counts": class_counts}
         else:
             posterior = item_dirichlet(item_ids_of(data), seed, data.n_classes)
         return self._stats(data, apply_evidence(posterior, data))
@@ -268,14 +271,13 @@ class DawidSkene(CrowdModel):
         n_chunks = len(chunk_ptr) - 1
         posterior = np.empty((data.n_items, K))
         loglik = np.empty(data.n_items)
-        partial = np.empty((n_chunks, J * K, K))
+        partial = np.empty((n_chunks, K, J * K))
         partial_class = np.empty((n_chunks, K))
-        # [rater, true, given] -> rows (rater, given), columns true: the
+        # [rater, true, given] -> rows true, columns (rater, given): the
         # kernel's layout, read through each rating's cell index.
-        log_likelihood = np.log(params["confusion"]).transpose(0, 2, 1).reshape(J * K, K)
+        log_likelihood = np.log(params["confusion"]).transpose(1, 0, 2).reshape(K, J * K)
         kernels.e_step.pick(data.n_ratings)(
-            data.item_ptr,
-            data.cell,
+            *_unsigned_index(data),
             np.log(params["class_prior"]),
             data.evidence,
             np.ascontiguousarray(log_likelihood),
@@ -286,10 +288,12 @@ class DawidSkene(CrowdModel):
             partial_class,
         )
         items = {"proba": posterior, "loglik": loglik}
-        # chunks summed in a fixed order; back to [rater, true, given]
-        counts = partial.sum(axis=0).reshape(J, K, K).transpose(0, 2, 1)
+        # chunks summed in a fixed order
+        counts = _cells_to_confusion(partial.sum(axis=0), J)
+        # the counts at these posteriors, for confusion_counts_ (_set_fitted)
+        items["confusion_counts"] = counts
         return items, {
-            "confusion_counts": np.ascontiguousarray(counts),
+            "confusion_counts": counts,
             "class_counts": partial_class.sum(axis=0),
             "loglik_total": float(loglik.sum()),
         }
@@ -388,7 +392,8 @@ class DawidSkene(CrowdModel):
         # their class): what a later fit's prior_params adds to its prior
         self.confusion_counts_ = None
         if items is not None:
-            self.confusion_counts_ = self._stats(data, items["proba"])["confusion_counts"]
+            # the final local step's (made in the same pass as its posteriors)
+            self.confusion_counts_ = items["confusion_counts"].copy()
         elif isinstance(data, DaskRatingData):
             # the items' posteriors stay on the workers: their counts are a
             # local step's statistics, one more pass at the final parameters
@@ -401,6 +406,21 @@ class DawidSkene(CrowdModel):
         true_class = rng.choice(data.n_classes, size=data.n_items, p=self.class_prior_)
         rows = self.confusion_[data.rater, true_class[data.item]]
         return draw_categorical(rows, rng)
+
+
+def _unsigned_index(data):
+    """``item_ptr`` and ``cell`` as the unsigned views the kernels index with
+    (no negative-index wraparound in their inner loops)."""
+    return (np.asarray(data.item_ptr, dtype=np.int64).view(np.uint64),
+            data.cell.view(np.uint32))
+
+
+def _cells_to_confusion(counts, n_raters):
+    """Counts laid out as the kernels' tables, ``(true, rater * n_classes +
+    given)``, as ``[rater, true, given]``."""
+    n_classes = counts.shape[0]
+    return np.ascontiguousarray(
+        counts.reshape(n_classes, n_raters, n_classes).transpose(1, 0, 2))
 
 
 def _one_coin(accuracy, n_classes):

@@ -8,10 +8,9 @@ from skcrowd._ratings import RatingData, Ratings
 from skcrowd.datasets import make_dawid_skene
 
 
-@pytest.fixture(scope="module")
-def small():
+def _small_data(K):
     rng = np.random.default_rng(0)
-    n_items, n_raters, K = 40, 7, 3
+    n_items, n_raters = 40, 7
     item = rng.integers(0, n_items, 150)
     rater = rng.integers(0, n_raters, 150)
     label = rng.integers(0, K, 150)
@@ -19,6 +18,22 @@ def small():
                 rater_ids=np.arange(n_raters))
     data = RatingData(R._item, R._rater, R.label.astype(np.int32), R._item_ptr, n_raters, K)
     return data, rng
+
+
+@pytest.fixture(scope="module")
+def small():
+    return _small_data(3)
+
+
+# the e_step handles four classes per pass, then the rest one at a time
+@pytest.fixture(scope="module", params=[2, 3, 4, 5, 9])
+def small_any_k(request):
+    return _small_data(request.param)
+
+
+def _unsigned(data):
+    """The e_step's index arrays: unsigned views of item_ptr and cell."""
+    return data.item_ptr.view(np.uint64), data.cell.view(np.uint32)
 
 
 def _reference_posteriors(data, log_prior, log_conf):
@@ -40,18 +55,18 @@ def _reference_counts(data, posterior):
 
 
 @pytest.mark.parametrize("n_chunks", [1, 3, 7])
-def test_e_step_matches_numpy(small, n_chunks):
-    data, rng = small
+def test_e_step_matches_numpy(small_any_k, n_chunks):
+    data, rng = small_any_k
     K = data.n_classes
     prior = rng.dirichlet(np.ones(K))
     conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
     chunk_ptr = np.linspace(0, data.n_items, n_chunks + 1).astype(np.int64)
     post = np.empty((data.n_items, K))
     ll = np.empty(data.n_items)
-    partial = np.empty((n_chunks, data.n_raters * K, K))
+    partial = np.empty((n_chunks, K, data.n_raters * K))
     partial_class = np.empty((n_chunks, K))
-    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
-    _dawid_skene.e_step(data.item_ptr, data.cell, np.log(prior), np.zeros((0, K)),
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(1, 0, 2).reshape(K, -1))
+    _dawid_skene.e_step(*_unsigned(data), np.log(prior), np.zeros((0, K)),
                         log_lik, chunk_ptr, post, ll, partial, partial_class)
     ref_post, ref_ll = _reference_posteriors(data, np.log(prior), np.log(conf))
     np.testing.assert_allclose(post, ref_post, rtol=1e-12, atol=1e-14)
@@ -59,7 +74,7 @@ def test_e_step_matches_numpy(small, n_chunks):
     # items without ratings: the prior, and log-likelihood 0
     np.testing.assert_allclose(post[-1], prior)
     assert ll[-1] == 0.0
-    counts = partial.sum(axis=0).reshape(data.n_raters, K, K).transpose(0, 2, 1)
+    counts = partial.sum(axis=0).reshape(K, data.n_raters, K).transpose(1, 0, 2)
     np.testing.assert_allclose(counts, _reference_counts(data, ref_post), rtol=1e-12)
     np.testing.assert_allclose(partial_class.sum(axis=0), ref_post.sum(axis=0), rtol=1e-12)
 
@@ -112,9 +127,9 @@ def test_generator_design_has_distinct_raters_per_item():
         assert len(raters) == 5 and len(set(raters)) == 5
 
 
-def test_e_step_with_gold_evidence_matches_numpy(small):
+def test_e_step_with_gold_evidence_matches_numpy(small_any_k):
     """Per-item offsets (the gold clamp) enter as a per-item log prior."""
-    data, rng = small
+    data, rng = small_any_k
     K = data.n_classes
     prior = rng.dirichlet(np.ones(K))
     conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
@@ -125,9 +140,9 @@ def test_e_step_with_gold_evidence_matches_numpy(small):
     evidence[np.flatnonzero(known), gold[known]] = 0.0
     chunk_ptr = np.linspace(0, data.n_items, 4).astype(np.int64)
     post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
-    partial, partial_class = np.empty((3, data.n_raters * K, K)), np.empty((3, K))
-    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
-    _dawid_skene.e_step(data.item_ptr, data.cell, np.log(prior), evidence, log_lik,
+    partial, partial_class = np.empty((3, K, data.n_raters * K)), np.empty((3, K))
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(1, 0, 2).reshape(K, -1))
+    _dawid_skene.e_step(*_unsigned(data), np.log(prior), evidence, log_lik,
                         chunk_ptr, post, ll, partial, partial_class)
     logp = np.log(prior) + evidence
     np.add.at(logp, data.item, np.log(conf)[data.rater, :, data.label])
@@ -146,11 +161,11 @@ def test_serial_and_parallel_variants_agree_exactly(small):
     conf = rng.dirichlet(np.ones(K), size=(data.n_raters, K))
     chunk_ptr = np.linspace(0, data.n_items, 5).astype(np.int64)
     outputs = []
-    log_lik = np.ascontiguousarray(np.log(conf).transpose(0, 2, 1).reshape(-1, K))
+    log_lik = np.ascontiguousarray(np.log(conf).transpose(1, 0, 2).reshape(K, -1))
     for kernel in (_dawid_skene.e_step, _dawid_skene.e_step.serial):
         post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
-        partial, partial_class = np.empty((4, data.n_raters * K, K)), np.empty((4, K))
-        kernel(data.item_ptr, data.cell, np.log(prior), np.zeros((0, K)), log_lik,
+        partial, partial_class = np.empty((4, K, data.n_raters * K)), np.empty((4, K))
+        kernel(*_unsigned(data), np.log(prior), np.zeros((0, K)), log_lik,
                chunk_ptr, post, ll, partial, partial_class)
         outputs.append((post, ll, partial, partial_class))
     for a, b in zip(*outputs):
@@ -187,3 +202,30 @@ def test_normalize_log_rows_matches_normalize_log_inplace():
     row = np.full(5, -np.inf)
     assert _common.normalize_log_rows(row, np.empty(5, np.int64)) == -np.inf
     np.testing.assert_array_equal(row, np.full(5, 0.2))
+
+
+def test_row_argmax_matches_numpy_with_ties_and_nan():
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 3, size=(200, 5)).astype(float)  # many ties
+    values[::7, 2] = np.nan
+    values[::11, 0] = np.nan
+    values[::13] = -np.inf
+    out = np.empty(len(values), dtype=np.intp)
+    _common.row_argmax(values, out)
+    np.testing.assert_array_equal(out, np.argmax(values, axis=1))
+
+
+def test_vote_share_counts_match_numpy(small_any_k):
+    """The majority start's counts: each item's vote shares (+1e-12 per
+    class) into its ratings' cells."""
+    data, _ = small_any_k
+    K = data.n_classes
+    votes = np.zeros((data.n_items, K))
+    np.add.at(votes, (data.item, data.label), 1.0)
+    shares = (votes + 1e-12) / (votes + 1e-12).sum(axis=1, keepdims=True)
+    counts, class_counts = np.empty((K, data.n_raters * K)), np.empty(K)
+    _dawid_skene.vote_share_counts(*_unsigned(data)[:1], data.label, _unsigned(data)[1], K,
+                                   counts, class_counts)
+    counts = counts.reshape(K, data.n_raters, K).transpose(1, 0, 2)
+    np.testing.assert_allclose(counts, _reference_counts(data, shares), rtol=1e-12)
+    np.testing.assert_allclose(class_counts, shares.sum(axis=0), rtol=1e-12)

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from skcrowd import DawidSkene, Ratings
-from skcrowd._ratings import encode_labels
+from skcrowd._ratings import _integer_offsets, _unique_labels, encode_labels
 
 
 def test_long_form_keeps_repeats_and_sorts_by_item():
@@ -84,6 +84,46 @@ def test_encode_labels_names_the_unknown_value():
     assert encode_labels(np.array([3, 1]), np.array([1, 2, 3])).tolist() == [2, 0]
     with pytest.raises(ValueError, match="Label 7"):
         encode_labels(np.array([1, 7]), np.array([1, 2, 3]))
+
+
+_RNG = np.random.default_rng(0)
+_LABEL_ARRAYS = [
+    _RNG.integers(0, 5, 1000), _RNG.integers(-3, 3, 1000).astype(np.int8),
+    _RNG.integers(0, 5, 1000).astype(np.uint64), _RNG.integers(1, 6, 1000).astype(float),
+    _RNG.integers(0, 5, 50).astype(np.float32), np.array([True, False, True]), np.array([3]),
+    # not on the counting path: fractions, -0.0, huge or widely spread values, strings
+    np.array([0.5, 1.0]), np.array([-0.0, 1.0, 0.0]), np.array([2**60, 2**60 + 1]),
+    np.array([0, 10**7]), np.array(["a", "b", "a"], dtype=object),
+]
+
+
+@pytest.mark.parametrize("labels", _LABEL_ARRAYS, ids=lambda v: str(v.dtype))
+def test_counting_unique_and_codes_equal_numpy(labels):
+    """The small-integer shortcut gives exactly np.unique and searchsorted
+    (values, dtype, order), for classes of any numeric type."""
+    classes = np.unique(labels)
+    unique = _unique_labels(labels)
+    assert unique.dtype == classes.dtype
+    np.testing.assert_array_equal(unique, classes)
+    if classes.dtype.kind == "f":
+        np.testing.assert_array_equal(np.signbit(unique), np.signbit(classes))
+    wider = [classes]
+    if classes.dtype.kind in "iuf":
+        wider += [classes.astype(float), np.append(classes, classes[-1] + 1), classes - 0.5]
+    for scale in wider:
+        if np.all(np.isin(labels, scale)):
+            np.testing.assert_array_equal(encode_labels(labels, scale),
+                                          np.searchsorted(scale, labels).astype(np.int32))
+        else:
+            with pytest.raises(ValueError, match="is not one of the classes"):
+                encode_labels(labels, scale)
+
+
+def test_counting_path_is_taken_for_small_integer_labels():
+    assert _integer_offsets(np.array([4, 2, 9])) is not None
+    assert _integer_offsets(np.array([1.0, 3.0])) is not None
+    assert _integer_offsets(np.array([1.0, 2.5])) is None
+    assert _integer_offsets(np.array([0, 10**7])) is None
 
 
 def test_ratings_work_with_cross_validation():

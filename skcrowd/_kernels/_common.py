@@ -107,6 +107,26 @@ def item_medians(item_ptr, values, medians):
             medians[i] = 0.5 * (ordered[m // 2 - 1] + ordered[m // 2])
 
 
+
+@njit(cache=True, nogil=True)
+def row_argmax(values, out):
+    """``out[i] = np.argmax(values[i])`` for every row (first maximum; a NaN
+    counts as the maximum, as in numpy): numpy's axis-1 argmax costs a
+    per-row dispatch that dominates for a handful of classes."""
+    for i in range(values.shape[0]):
+        best = 0
+        top = values[i, 0]
+        if top == top:
+            for k in range(1, values.shape[1]):
+                v = values[i, k]
+                if v != v:
+                    best = k
+                    break
+                if v > top:
+                    top = v
+                    best = k
+        out[i] = best
+
 # exp for whole rows, written so that LLVM vectorises it: numba calls libm's
 # scalar exp otherwise (no SVML here), and the exponentials of a long
 # posterior row were ~65% of IRT3PL's local step (1,470 per pattern).
