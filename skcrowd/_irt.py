@@ -25,6 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import CrowdModel
+from ._dask import DaskRatingData
 from ._kernels import _irt as kernels
 
 __all__ = ["IRT3PL", "lattice", "lattice_grid"]
@@ -455,8 +456,16 @@ class IRT3PL(CrowdModel):
         # per-item evidence of the gold clamp as a table row.
         gold_rows = int(data.gold is not None)
         table = np.empty((J + gold_rows, 2, 2 * M))
-        kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
-                                                  b, d, log_guess, log_noguess, table[:J])
+        tabled = params.get("log_table")
+        if (tabled is not None and tabled["hyper"] == params["hyper"]
+                and np.array_equal(tabled["alpha_sens"], params["alpha_sens"])
+                and np.array_equal(tabled["alpha_spec"], params["alpha_spec"])):
+            # the global update's last trial was at exactly these parameters
+            # (an extrapolated point carries a stale table: it fails this test)
+            table[:J] = tabled["table"]
+        else:
+            kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
+                                                      b, d, log_guess, log_noguess, table[:J])
         if gold_rows:
             table[J] = -np.inf
             table[J, 0, :M] = table[J, 1, M:] = 0.0
@@ -590,7 +599,7 @@ class IRT3PL(CrowdModel):
             scale *= 0.5
         return new_sens, new_spec
 
-    def _hyper_objective(self, vec, W, sens, spec, grid, value_only=False):
+    def _hyper_objective(self, vec, W, sens, spec, grid, value_only=False, table=None):
         """Expected log likelihood + hyperprior as a function of the item
         population (log scales, guessing mean): value, gradient, Hessian.
 
@@ -598,7 +607,8 @@ class IRT3PL(CrowdModel):
         exp(σ_δ u₂), t = μ_λ + σ_λ u₃ (u the standard grid), so the chain
         rule turns the per-node derivatives of ``node_derivatives`` into
         exact derivatives in (log σ_β, log σ_δ, μ_λ, log σ_λ).  With
-        ``value_only``, the value alone (the same bits).
+        ``value_only``, the value alone (the same bits), and with ``table``
+        every group's rating log table at these nodes written into it.
         """
         names = self._hyper_names()
         hyper = _hyper_from_vector(names, vec)
@@ -606,8 +616,9 @@ class IRT3PL(CrowdModel):
         M = len(b)
         node_value = np.empty(M)
         if value_only:  # the line search: the same sum without the derivatives
-            kernels.node_expected_loglik_value.pick(W.size)(W, sens, spec, b, d, log_guess,
-                                                            log_noguess, node_value)
+            kernels.node_expected_loglik_value.pick(W.size)(
+                W, sens, spec, b, d, log_guess, log_noguess, node_value,
+                np.empty((0, 2, 0)) if table is None else table)
             return float(node_value.sum()) + _hyper_log_prior(names, vec)
         node_grad = np.empty((3, M))
         node_hess = np.empty((6, M))
@@ -642,13 +653,15 @@ class IRT3PL(CrowdModel):
         hess -= np.eye(n) / HYPER_PRIOR_SD**2
         return value, grad, hess
 
-    def _hyper_newton(self, names, hyper, W, sens, spec, grid):
+    def _hyper_newton(self, names, hyper, W, sens, spec, grid, table=None):
         """One safeguarded Newton step on the item-population hyperparameters.
 
         Exact gradient and Hessian (at most four parameters); where the
         Hessian is not negative definite it is shifted; the step is projected
         on the bounds and halved until the expected log posterior does not
-        decrease.
+        decrease.  Returns the new hyperparameters and whether ``table``
+        (if given) holds the groups' rating log table at them (the accepted
+        trial's terms), which the next local step can then reuse.
         """
         vec = _hyper_vector(names, hyper)
         low = np.array([HYPER_BOUNDS[n][0] for n in names])
@@ -662,11 +675,11 @@ class IRT3PL(CrowdModel):
         step *= min(1.0, 1.0 / max(np.abs(step).max(), 1e-300))
         for _ in range(30):
             trial = np.clip(vec + step, low, high)
-            f1 = self._hyper_objective(trial, W, sens, spec, grid, value_only=True)
+            f1 = self._hyper_objective(trial, W, sens, spec, grid, value_only=True, table=table)
             if np.isfinite(f1) and f1 >= f0:
-                return _hyper_from_vector(names, trial)
+                return _hyper_from_vector(names, trial), table is not None
             step *= 0.5
-        return hyper
+        return hyper, False
 
     def _global_update(self, data, params, stats):
         W, sens, spec = self._grouped(stats["expected_counts"], params["alpha_sens"],
@@ -677,8 +690,17 @@ class IRT3PL(CrowdModel):
             nodes = self._node_values(grid, hyper)
             sens, spec = self._rater_newton(W, sens, spec, nodes)
         names = self._hyper_names()
+        tabled = None
         if self.learn_item_prior and names:
-            hyper = self._hyper_newton(names, hyper, W, sens, spec, grid)
+            # One group per rater (in memory): the accepted trial's terms
+            # are the next local step's rating log table, one evaluation of
+            # every (rater, node) term fewer per iteration.
+            table = None
+            if self.rater_effects and not isinstance(data, DaskRatingData):
+                table = np.empty((data.n_raters, 2, W.shape[2]))
+            hyper, filled = self._hyper_newton(names, hyper, W, sens, spec, grid, table)
+            if filled:
+                tabled = {"alpha_sens": sens, "alpha_spec": spec, "hyper": hyper, "table": table}
         J = data.n_raters
         if not self.rater_effects:
             sens, spec = np.full(J, sens[0]), np.full(J, spec[0])
@@ -687,7 +709,8 @@ class IRT3PL(CrowdModel):
         else:
             # MAP under Beta(2, 2): (n_1 + 1) / (n + 2).
             prior = (stats["positive"] + 1.0) / (data.n_items + 2.0)
-        return {"alpha_sens": sens, "alpha_spec": spec, "prior": prior, "hyper": hyper}
+        return {"alpha_sens": sens, "alpha_spec": spec, "prior": prior, "hyper": hyper,
+                "log_table": tabled}
 
     def _params_to_vector(self, params):
         """The coordinates the Newton steps work in: per rater

@@ -187,8 +187,23 @@ def test_node_derivatives_match_finite_differences(kernel_case, guessing):
     log_noguess = -np.logaddexp(0, t) if guessing else np.zeros(M)
     for kernel in (kernels.node_expected_loglik_value, kernels.node_expected_loglik_value.serial):
         alone = np.empty(M)
-        kernel(W, sens, spec, b, d, log_guess, log_noguess, alone)
+        kernel(W, sens, spec, b, d, log_guess, log_noguess, alone, np.empty((0, 2, 0)))
         np.testing.assert_array_equal(alone, value)
+        # with a table: the same value, and rating_log_table's terms to the bit
+        filled = np.empty(M)
+        terms = np.empty((len(sens), 2, 2 * M))
+        kernel(W, sens, spec, b, d, log_guess, log_noguess, filled, terms)
+        np.testing.assert_array_equal(filled, value)
+        reference = np.empty_like(terms)
+        kernels.rating_log_table(sens, spec, b, d, log_guess, log_noguess, reference)
+        np.testing.assert_array_equal(terms, reference)
+        # terms of zero weight are skipped in the sum, but still tabled
+        sparse = np.where(np.arange(2 * M) % 3 == 0, 0.0, W)
+        terms[:] = np.nan
+        kernel(sparse, sens, spec, b, d, log_guess, log_noguess, filled, terms)
+        np.testing.assert_array_equal(terms, reference)
+        per_node = (sparse * reference).sum(axis=(0, 1))
+        np.testing.assert_allclose(filled, per_node[:M] + per_node[M:], rtol=1e-12)
     eps = 1e-6
     pair = {(0, 0): 0, (1, 1): 1, (2, 2): 2, (0, 1): 3, (0, 2): 4, (1, 2): 5}
     for k in range(3 if guessing else 2):

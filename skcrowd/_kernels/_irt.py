@@ -289,10 +289,17 @@ def rater_expected_loglik_value(expected_counts, alpha_sens, alpha_spec, b, d, l
 
 @serial_and_parallel
 def node_expected_loglik_value(expected_counts, alpha_sens, alpha_spec, b, d, log_guess,
-                               log_noguess, value):
+                               log_noguess, value, table):
     """``value`` of :func:`node_derivatives` alone, summed in the same order
-    (the same bits), for the line search of the hyperparameter step."""
+    (the same bits), for the line search of the hyperparameter step.
+
+    With ``table`` of shape ``(n_groups, 2, 2 * M)`` (not ``(0, 2, 0)``),
+    also every term log P(y | z, m; α_g) into it, as
+    :func:`rating_log_table` would (the same bits): when the step is
+    accepted, these are the next local step's table.
+    """
     n_nodes = b.shape[0]
+    fill = table.shape[0] > 0
     for m in prange(n_nodes):
         dm = d[m]
         guess, noguess = np.exp(log_guess[m]), np.exp(log_noguess[m])
@@ -301,10 +308,15 @@ def node_expected_loglik_value(expected_counts, alpha_sens, alpha_spec, b, d, lo
             for z in range(2):
                 alpha, w_correct, w_wrong = _weights(expected_counts, alpha_sens, alpha_spec,
                                                      g, z, m, n_nodes)
-                if w_correct == 0.0 and w_wrong == 0.0:
+                if w_correct == 0.0 and w_wrong == 0.0 and not fill:
                     continue
                 correct, wrong = _log_correct_wrong(dm * (alpha - b[m]), log_guess[m],
                                                     log_noguess[m], guess, noguess)
+                if fill:
+                    table[g, z, z * n_nodes + m] = correct
+                    table[g, 1 - z, z * n_nodes + m] = wrong
+                if w_correct == 0.0 and w_wrong == 0.0:
+                    continue
                 total += w_correct * correct + w_wrong * wrong
         value[m] = total
 
