@@ -607,7 +607,8 @@ def _integer_offsets(values):
     # beyond 2**53 the classes' float comparison in the lookup is not exact
     if int(highest) - int(lowest) > limit or max(-int(lowest), int(highest)) >= 2**53:
         return None
-    return lowest, (values - lowest).astype(np.intp)
+    # widen first: in a narrow dtype values - lowest can wrap around
+    return lowest, values.astype(np.intp) - np.intp(lowest)
 
 
 def _unique_labels(labels):
@@ -641,6 +642,7 @@ def _integer_label_codes(labels, classes):
     table[shifted[inside].astype(np.intp)] = np.flatnonzero(inside).astype(np.int32)
     codes = table[offsets]
     return codes if codes.min() >= 0 else None
+
 
 def encode_labels(labels, classes):
     """Codes of ``labels`` into the sorted array ``classes``.

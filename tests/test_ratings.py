@@ -91,6 +91,8 @@ _LABEL_ARRAYS = [
     _RNG.integers(0, 5, 1000), _RNG.integers(-3, 3, 1000).astype(np.int8),
     _RNG.integers(0, 5, 1000).astype(np.uint64), _RNG.integers(1, 6, 1000).astype(float),
     _RNG.integers(0, 5, 50).astype(np.float32), np.array([True, False, True]), np.array([3]),
+    # a range wider than the dtype holds: offsets must not wrap around
+    np.array([-100, 100, 0, 100], dtype=np.int8), np.array([0, 250, 3], dtype=np.uint8),
     # not on the counting path: fractions, -0.0, huge or widely spread values, strings
     np.array([0.5, 1.0]), np.array([-0.0, 1.0, 0.0]), np.array([2**60, 2**60 + 1]),
     np.array([0, 10**7]), np.array(["a", "b", "a"], dtype=object),

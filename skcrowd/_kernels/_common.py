@@ -107,7 +107,6 @@ def item_medians(item_ptr, values, medians):
             medians[i] = 0.5 * (ordered[m // 2 - 1] + ordered[m // 2])
 
 
-
 @njit(cache=True, nogil=True)
 def row_argmax(values, out):
     """``out[i] = np.argmax(values[i])`` for every row (first maximum; a NaN
@@ -126,6 +125,7 @@ def row_argmax(values, out):
                     top = v
                     best = k
         out[i] = best
+
 
 # exp for whole rows, written so that LLVM vectorises it: numba calls libm's
 # scalar exp otherwise (no SVML here), and the exponentials of a long
