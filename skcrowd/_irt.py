@@ -475,6 +475,7 @@ class IRT3PL(CrowdModel):
         lam = np.exp(log_guess)
         node_values = np.ascontiguousarray(np.stack([b, d, lam]))
         counts = np.empty((n_chunks, J + gold_rows, 2, 2 * M))
+        touched = np.empty((n_chunks, J + gold_rows), dtype=np.bool_)
         proba1 = np.empty(P)
         effects = np.empty((P, 3))
         loglik = np.empty(P)
@@ -483,8 +484,10 @@ class IRT3PL(CrowdModel):
         kernel = kernels.pattern_posteriors if work > PARALLEL_WORK else kernels.pattern_posteriors_serial
         kernel(
             pat["ptr"], pat["rater"], pat["label"], pat["count"], log_prior, table,
-            chunk_ptr, node_values, counts, proba1, effects, loglik,
+            chunk_ptr, node_values, counts, touched, proba1, effects, loglik,
         )
+        expected_counts = np.empty((J, 2, 2 * M))
+        kernels.sum_chunks.pick(expected_counts.size)(counts, touched, expected_counts)
         # Switched-off effects are constants, not averages that round off them.
         effects[:, 0] = effects[:, 0] if self.difficulty else 0.0
         effects[:, 1] = effects[:, 1] if self.discrimination else 1.0
@@ -501,7 +504,7 @@ class IRT3PL(CrowdModel):
             "guessing": effects[of, 2],
         }
         stats = {
-            "expected_counts": counts.sum(axis=0)[:J],
+            "expected_counts": expected_counts,
             "positive": float(pat["count"] @ proba1),
             "loglik_total": float(pat["count"] @ loglik),
         }

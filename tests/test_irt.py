@@ -118,10 +118,12 @@ def test_pattern_posteriors_match_numpy(kernel_case):
     for chunk_ptr in (np.array([0, 5]), np.array([0, 2, 3, 5])):
         n_chunks = len(chunk_ptr) - 1
         for kernel in (kernels.pattern_posteriors, kernels.pattern_posteriors_serial):
-            W = np.empty((n_chunks, J, 2, 2 * M))
+            # garbage where a chunk meets no rating of a rater: never read
+            W = np.full((n_chunks, J, 2, 2 * M), np.nan)
+            touched = np.empty((n_chunks, J), dtype=bool)
             p1, eff, ll = np.empty(5), np.empty((5, 3)), np.empty(5)
             kernel(ptr, rater, label, count, log_prior, table, chunk_ptr.astype(np.int64),
-                   values, W, p1, eff, ll)
+                   values, W, touched, p1, eff, ll)
             W_ref = np.zeros((J, 2, 2 * M))
             for p in range(5):
                 joint = log_prior + sum(table[rater[n], label[n]] for n in range(ptr[p], ptr[p + 1]))
@@ -131,7 +133,16 @@ def test_pattern_posteriors_match_numpy(kernel_case):
                 np.testing.assert_allclose(eff[p], values @ (post[:M] + post[M:]), rtol=1e-12)
                 for n in range(ptr[p], ptr[p + 1]):
                     W_ref[rater[n], label[n]] += count[p] * post
-            np.testing.assert_allclose(W.sum(axis=0), W_ref, rtol=1e-12, atol=1e-15)
+            for c in range(n_chunks):
+                met = np.unique(rater[ptr[chunk_ptr[c]]:ptr[chunk_ptr[c + 1]]])
+                np.testing.assert_array_equal(np.flatnonzero(touched[c]), met)
+            for add in (kernels.sum_chunks, kernels.sum_chunks.serial):
+                total = np.empty((J - 1, 2, 2 * M))  # rows below len(out) only
+                add(W, touched, total)
+                np.testing.assert_allclose(total, W_ref[:J - 1], rtol=1e-12, atol=1e-15)
+                # the same bits as numpy's sum over zeroed chunks
+                np.testing.assert_array_equal(
+                    total, np.where(touched[:, :, None, None], W, 0.0).sum(axis=0)[:J - 1])
     assert ll[1] == pytest.approx(0.0, abs=1e-12)  # an empty pattern has likelihood 1
 
 

@@ -171,13 +171,15 @@ def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post, wor
 @njit(cache=True, nogil=True)
 def _pattern_chunk(
     c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
-    expected_counts, proba_positive, effect_means, loglik,
+    expected_counts, touched, proba_positive, effect_means, loglik,
 ):
     """The local step on chunk ``c`` of the patterns (see :func:`pattern_posteriors`)."""
     n_joint = log_prior.shape[0]
     n_nodes = n_joint // 2
     out = expected_counts[c]
-    out[:, :, :] = 0.0
+    seen = touched[c]
+    for j in range(seen.shape[0]):
+        seen[j] = False
     post = np.empty(n_joint)
     work = np.empty(n_joint, dtype=np.int64)
     for p in range(chunk_ptr[c], chunk_ptr[c + 1]):
@@ -197,6 +199,13 @@ def _pattern_chunk(
         weight = count[p]
         for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
             j, y = rater[n], label[n]
+            if not seen[j]:
+                # a rater's rows are zeroed when the chunk first meets it: a
+                # chunk of a sparse design meets few of them
+                seen[j] = True
+                for yy in range(2):
+                    for k in range(n_joint):
+                        out[j, yy, k] = 0.0
             for k in range(n_joint):
                 out[j, y, k] += weight * post[k]
 
@@ -204,7 +213,7 @@ def _pattern_chunk(
 @njit(cache=True, nogil=True, parallel=True)
 def pattern_posteriors(
     pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
-    expected_counts, proba_positive, effect_means, loglik,
+    expected_counts, touched, proba_positive, effect_means, loglik,
 ):
     """The local step: integrate (z, item effects) out of each pattern.
 
@@ -214,7 +223,9 @@ def pattern_posteriors(
     normalised exponent the posterior.  Each chunk of patterns adds
     ``count[p] * posterior`` to its own slice ``expected_counts[c, j, y, :]``
     for every rating (j, y) of the pattern, so chunks never share an output;
-    the caller sums the chunks in order (results do not depend on threads).
+    :func:`sum_chunks` sums the chunks in order (results do not depend on
+    threads).  Only the raters a chunk meets (``touched[c, j]``) have their
+    slices written (zeroed first); the others are left as they are.
     The chunks run in parallel; :func:`pattern_posteriors_serial` is the
     same computation on one thread (for small data, where waking threads
     costs more than the work).
@@ -229,24 +240,45 @@ def pattern_posteriors(
     chunk_ptr : int64 (n_chunks + 1,)  patterns of chunk c
     node_values : float64 (3, M)  difficulty, discrimination, guessing per node
     expected_counts : float64 (n_chunks, n_raters, 2, 2 * M), output
+    touched : bool (n_chunks, n_raters), output
     proba_positive : float64 (n_patterns,), output  P(z = 1 | ratings)
     effect_means : float64 (n_patterns, 3), output  posterior means of node_values
     loglik : float64 (n_patterns,), output
     """
     for c in prange(chunk_ptr.shape[0] - 1):
         _pattern_chunk(c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr,
-                       node_values, expected_counts, proba_positive, effect_means, loglik)
+                       node_values, expected_counts, touched, proba_positive, effect_means,
+                       loglik)
 
 
 @njit(cache=True, nogil=True)
 def pattern_posteriors_serial(
     pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
-    expected_counts, proba_positive, effect_means, loglik,
+    expected_counts, touched, proba_positive, effect_means, loglik,
 ):
     """:func:`pattern_posteriors` on one thread (identical results)."""
     for c in range(chunk_ptr.shape[0] - 1):
         _pattern_chunk(c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr,
-                       node_values, expected_counts, proba_positive, effect_means, loglik)
+                       node_values, expected_counts, touched, proba_positive, effect_means,
+                       loglik)
+
+
+@serial_and_parallel
+def sum_chunks(expected_counts, touched, out):
+    """``out[j]`` = Σ_c ``expected_counts[c, j]`` over the chunks that met
+    rater j (:func:`pattern_posteriors`), in chunk order: the same bits as
+    summing every chunk's zeroed slices, for the rows ``j < len(out)``."""
+    n_chunks = expected_counts.shape[0]
+    n_joint = out.shape[2]
+    for j in prange(out.shape[0]):
+        for y in range(2):
+            for k in range(n_joint):
+                out[j, y, k] = 0.0
+        for c in range(n_chunks):
+            if touched[c, j]:
+                for y in range(2):
+                    for k in range(n_joint):
+                        out[j, y, k] += expected_counts[c, j, y, k]
 
 
 @serial_and_parallel
