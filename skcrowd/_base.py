@@ -1142,10 +1142,18 @@ class CrowdModel(CrowdEstimator):
         full and shrinks back after a rejection (the SQUAREM package's
         ``step.max`` rule).
 
-        The stopping rule is the plain one, tested only on plain updates:
-        stop when one global update and its local step change the
-        objective by less than ``tol``.  ``history`` holds the objective of
-        every kept state (a rejected extrapolation is not one).
+        The stopping rule is tested on every step of the kept sequence:
+        stop when one pass changes the objective by less than ``tol``.  For
+        a plain step that is the plain rule.  A kept extrapolated step θ2 →
+        θ' counts when it also went at least as far as the plain step from
+        θ2 that it replaces is forecast to go (:func:`_forecast_plain_gain`,
+        from the cycle's two plain gains): then the plain loop would stop
+        after that step (forecast), at a point no better than θ'.  A poorer
+        extrapolation, which may have traded a gain along the slow
+        direction for losses along fast ones, is never the reason to stop.
+        ``history`` holds the objective of every kept state (a rejected
+        extrapolation is not one), so a converged fit's last difference is
+        below ``tol`` either way.
         """
         limit = self.max_iter if max_iter is None else max_iter
         started = perf_counter()
@@ -1203,6 +1211,9 @@ class CrowdModel(CrowdEstimator):
                     if progress is not None:
                         progress.iteration(restart, n_iter, candidate.objective, change,
                                            started, extrapolated=a)
+                    forecast = _forecast_plain_gain(first.objective - state.objective,
+                                                    second.objective - first.objective)
+                    converged = forecast <= change < self.tol
                     state, fallback = candidate, None
                     if at_max:
                         step_max *= 4.0
@@ -1341,6 +1352,18 @@ class CrowdModel(CrowdEstimator):
     def _infer_items(self, data):
         with numba_threads(self.n_jobs):
             return self._local_step(data, self._fitted_params())[0]
+
+
+def _forecast_plain_gain(gain1, gain2):
+    """The objective gain forecast for the plain step after two plain steps
+    that gained ``gain1`` then ``gain2``: near its fixed point EM converges
+    linearly, each step's gain a constant fraction ρ of the previous one's
+    (Dempster, Laird & Rubin 1977, section 3), so the next is ρ·gain2 with
+    ρ = gain2 / gain1.  Infinite (no forecast) unless both gains are
+    positive."""
+    if not (gain1 > 0.0 and gain2 > 0.0):
+        return np.inf
+    return gain2 * gain2 / gain1
 
 
 class _Alone:
