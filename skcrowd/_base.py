@@ -1135,20 +1135,22 @@ class CrowdModel(CrowdEstimator):
         2008, scheme S3) on the model's unconstrained parameter vector: two
         plain updates θ1 = G(θ0), θ2 = G(θ1), then the extrapolation
         θ' = θ0 - 2a r + a² v with r = θ1 - θ0, v = θ2 - 2θ1 + θ0 and the
-        step length a = -|r| / |v| (a = -1 gives back θ2).  θ' costs one pass
-        and is kept only when its objective is at least θ2's; otherwise the
-        loop goes on from θ2, so the objective of the kept states never
-        decreases.  The longest step grows fourfold each time it is used in
+        step length a = -|r| / |v| (a = -1 gives back θ2).  θ2 is a global
+        update from θ1's statistics, so it costs no pass; θ' costs one and is
+        kept only when its objective is at least θ1's.  Otherwise the loop
+        evaluates θ2 (a plain step from θ1) and goes on from there, so the
+        objective of the kept states never decreases; a cycle whose
+        extrapolation is kept costs two passes (θ1 and θ'), not three.  The longest step grows fourfold each time it is used in
         full and shrinks back after a rejection (the SQUAREM package's
         ``step.max`` rule).
 
         The stopping rule is tested on every step of the kept sequence:
         stop when one pass changes the objective by less than ``tol``.  For
-        a plain step that is the plain rule.  A kept extrapolated step θ2 →
-        θ' counts when it also went at least as far as the plain step from
-        θ2 that it replaces is forecast to go (:func:`_forecast_plain_gain`,
-        from the cycle's two plain gains): then the plain loop would stop
-        after that step (forecast), at a point no better than θ'.  A poorer
+        a plain step that is the plain rule.  A kept extrapolated step θ1 →
+        θ' counts when it also went at least as far as the plain step θ1 →
+        θ2 that it replaces is forecast to go (:func:`_forecast_plain_gain`):
+        then the plain loop would stop after that step (forecast), at a
+        point no better than θ'.  A poorer
         extrapolation, which may have traded a gain along the slow
         direction for losses along fast ones, is never the reason to stop.
         ``history`` holds the objective of every kept state (a rejected
@@ -1187,51 +1189,46 @@ class CrowdModel(CrowdEstimator):
             if converged or not accelerate or n_iter >= limit:
                 state = first
                 continue
-            second, converged = plain(first)
-            if converged or n_iter >= limit:
-                state = second
-                continue
-            # The plain update from θ2: the fallback, and the template that
-            # gives the extrapolated point its per-item warm starts.
-            following = self._global_update(data, second.params, second.stats)
-            trial, a, at_max = self._extrapolate(state.params, first.params, second.params,
-                                                 following, step_max)
-            if trial is None:
-                state, fallback = second, following
-                if at_max:
-                    step_max *= 4.0
-            else:
+            # θ2 = G(θ1) needs only θ1's statistics: no pass.
+            second = self._global_update(data, first.params, first.stats)
+            trial, a, at_max, rate = self._extrapolate(state.params, first.params, second,
+                                                       second, step_max)
+            if trial is not None:
                 checkpoint = getattr(data, "checkpoint", lambda: None)()
                 candidate = self._evaluate(data, trial)
                 n_iter += 1
-                if np.isfinite(candidate.objective) and candidate.objective >= second.objective:
+                if np.isfinite(candidate.objective) and candidate.objective >= first.objective:
                     n_extrapolated += 1
-                    change = candidate.objective - second.objective
+                    change = candidate.objective - first.objective
                     history.append(candidate.objective)
                     if progress is not None:
                         progress.iteration(restart, n_iter, candidate.objective, change,
                                            started, extrapolated=a)
-                    forecast = _forecast_plain_gain(first.objective - state.objective,
-                                                    second.objective - first.objective)
+                    # θ' replaces the plain step θ1 -> θ2: that step's rule,
+                    # when θ' went at least as far as it is forecast to.
+                    forecast = _forecast_plain_gain(first.objective - state.objective, rate)
                     converged = forecast <= change < self.tol
-                    state, fallback = candidate, None
+                    state = candidate
                     if at_max:
                         step_max *= 4.0
-                else:
-                    if checkpoint is not None:
-                        data.restore(checkpoint)
-                    state, fallback = second, following
-                    if at_max:
-                        step_max = max(1.0, step_max / 4.0)
-            if fallback is not None and n_iter < limit:
-                # The fallback's plain step is already computed: use it.
-                state, converged = plain(state, fallback)
+                    continue
+                if checkpoint is not None:
+                    data.restore(checkpoint)
+                if at_max:
+                    step_max = max(1.0, step_max / 4.0)
+            elif at_max:
+                step_max *= 4.0
+            state = first
+            if n_iter < limit:
+                state, converged = plain(first, second)
         return _Run(state.params, state.items, history, n_iter, converged, n_extrapolated,
                     perf_counter() - started, state, step_max)
 
     def _extrapolate(self, params0, params1, params2, template, step_max):
         """SQUAREM's extrapolated parameters (None when a = -1), the step
-        length a and whether the longest step capped it."""
+        length a, whether the longest step capped it, and the squared ratio
+        |θ2 - θ1|² / |θ1 - θ0|² of the two plain steps' lengths (the
+        contraction rate of the objective's gains, for the stopping rule)."""
         x0, x1, x2 = (self._params_to_vector(p) for p in (params0, params1, params2))
         # Coordinates at ±inf (probabilities of exactly 0 or 1) stay put.
         free = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(x2)
@@ -1239,13 +1236,14 @@ class CrowdModel(CrowdEstimator):
         v = np.where(free, x2 - 2.0 * x1 + x0, 0.0)
         rr, vv = float(r @ r), float(v @ v)
         if not (vv > 0.0 and np.isfinite(rr) and np.isfinite(vv)):
-            return None, -1.0, False
+            return None, -1.0, False, np.inf
+        rate = float((r + v) @ (r + v)) / rr if rr > 0.0 else np.inf
         length = np.sqrt(rr / vv)
         a = -min(max(length, 1.0), step_max)
         if a == -1.0:  # θ' = θ2: nothing to gain
-            return None, a, length >= step_max
+            return None, a, length >= step_max, rate
         x = np.where(free, x0 - 2.0 * a * r + a * a * v, x2)
-        return self._params_from_vector(x, template), a, length >= step_max
+        return self._params_from_vector(x, template), a, length >= step_max, rate
 
     def _fit_encoded(self, data, **fit_params):
         start_state = getattr(data, "start", None)
@@ -1354,16 +1352,21 @@ class CrowdModel(CrowdEstimator):
             return self._local_step(data, self._fitted_params())[0]
 
 
-def _forecast_plain_gain(gain1, gain2):
-    """The objective gain forecast for the plain step after two plain steps
-    that gained ``gain1`` then ``gain2``: near its fixed point EM converges
-    linearly, each step's gain a constant fraction ρ of the previous one's
-    (Dempster, Laird & Rubin 1977, section 3), so the next is ρ·gain2 with
-    ρ = gain2 / gain1.  Infinite (no forecast) unless both gains are
-    positive."""
-    if not (gain1 > 0.0 and gain2 > 0.0):
+def _forecast_plain_gain(gain, rate):
+    """The objective gain forecast for the plain step θ2 = G(θ1) after the
+    plain step θ0 -> θ1 that gained ``gain``.
+
+    Near its fixed point EM converges linearly (Dempster, Laird & Rubin
+    1977): the error shrinks by a factor λ per step along the slowest
+    direction, so step lengths shrink by λ and the objective's gains, which
+    are quadratic in the error there, by λ².  ``rate`` is λ² estimated from
+    the two steps' lengths, |θ2 - θ1|² / |θ1 - θ0|² (both known after one
+    pass: θ2 is a global update from θ1's statistics).  Infinite (no
+    forecast, so no stop) unless ``gain`` is positive.
+    """
+    if not (gain > 0.0 and np.isfinite(rate)):
         return np.inf
-    return gain2 * gain2 / gain1
+    return gain * rate
 
 
 class _Alone:
