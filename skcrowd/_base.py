@@ -34,7 +34,7 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from . import _dask
-from ._kernels._common import row_argmax
+from ._kernels._common import count_codes, row_argmax
 from ._ratings import (RatingData, Ratings, encode, encode_labels, fit_classes, gold_per_item,
                        import_pandas, long_columns)
 
@@ -586,7 +586,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         data.start = start
         # Ratings per rater: the rater table's n_ratings and the weights of
         # the population rater (unknown_raters="prior").
-        self._rater_counts = np.bincount(data.rater, minlength=self.n_features_in_)
+        self._rater_counts = np.zeros(self.n_features_in_, dtype=np.intp)
+        count_codes(data.rater, self._rater_counts)
         return data, self._clamp(data, self._fit_encoded(data, **fit_params))
 
     def _start_state(self, init_params):
