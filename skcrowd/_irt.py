@@ -84,7 +84,8 @@ HYPER_OF_DIM = {
 # times the cost), so 7 keeps the cost.
 DEFAULT_NODES = {"difficulty": 21, "discrimination": 5, "guessing": 7}
 CHUNK_BUDGET = 16_000_000  # doubles of expected counts held at once
-PARALLEL_WORK = 2_000_000  # (rating, node) terms above which the local step is threaded
+# (rating, node) terms above which the local step and the restarts are threaded
+PARALLEL_WORK = 2_000_000
 
 
 def _tag_params(tag):

@@ -160,7 +160,8 @@ def test_rater_node_terms_match_numpy(kernel_case, guessing):
     sens, spec, b, d, lam = kernel_case
     lam = lam if guessing else 0 * lam
     # repeated (b, d) pairs, as on the tensor grid: the shared logistic
-    b, d, lam = np.repeat(b, 3), np.repeat(d, 3), np.tile([0.05, 0.3, 0.6], len(b)) * (lam.max() > 0)
+    lam = np.tile([0.05, 0.3, 0.6], len(b)) * (lam.max() > 0)
+    b, d = np.repeat(b, 3), np.repeat(d, 3)
     M = len(b)
     with np.errstate(divide="ignore"):
         log_guess, log_noguess = np.log(lam), np.log1p(-lam)
@@ -671,7 +672,8 @@ def test_results_do_not_depend_on_n_jobs(small, monkeypatch):
             assert len(threads) >= 2, "two restarts with n_jobs=2 run in two threads"
         np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
         np.testing.assert_array_equal(a._restart_histories[-1], b._restart_histories[-1])
-        np.testing.assert_array_equal(a.predict_proba(small.ratings), b.predict_proba(small.ratings))
+        np.testing.assert_array_equal(a.predict_proba(small.ratings),
+                                      b.predict_proba(small.ratings))
 
 
 def test_parallel_and_serial_local_steps_agree(small, monkeypatch):

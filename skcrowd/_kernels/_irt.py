@@ -369,7 +369,8 @@ def rater_values(expected_counts, table, groups, value):
         value[g] = _group_value(expected_counts, table, g, n_nodes)
 
 
-NODE_BLOCK = 64  # nodes per parallel block of the node kernels (fixed: results do not depend on threads)
+# Nodes per parallel block of the node kernels (fixed: results do not depend on threads).
+NODE_BLOCK = 64
 
 
 @serial_and_parallel
