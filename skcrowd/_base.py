@@ -1135,10 +1135,12 @@ class CrowdModel(CrowdEstimator):
         2008, scheme S3) on the model's unconstrained parameter vector: two
         plain updates θ1 = G(θ0), θ2 = G(θ1), then the extrapolation
         θ' = θ0 - 2a r + a² v with r = θ1 - θ0, v = θ2 - 2θ1 + θ0 and the
-        step length a = -|r| / |v| (a = -1 gives back θ2).  θ' costs one pass
-        and is kept only when its objective is at least θ2's; otherwise the
-        loop goes on from θ2, so the objective of the kept states never
-        decreases.  The longest step grows fourfold each time it is used in
+        step length a = -|r| / |v| (a = -1 gives back θ2).  θ2 is a global
+        update from θ1's statistics, so it costs no pass; θ' costs one and is
+        kept only when its objective is at least θ1's.  Otherwise the loop
+        evaluates θ2 (a plain step from θ1) and goes on from there, so the
+        objective of the kept states never decreases; a cycle whose
+        extrapolation is kept costs two passes (θ1 and θ'), not three.  The longest step grows fourfold each time it is used in
         full and shrinks back after a rejection (the SQUAREM package's
         ``step.max`` rule).
 
@@ -1179,42 +1181,34 @@ class CrowdModel(CrowdEstimator):
             if converged or not accelerate or n_iter >= limit:
                 state = first
                 continue
-            second, converged = plain(first)
-            if converged or n_iter >= limit:
-                state = second
-                continue
-            # The plain update from θ2: the fallback, and the template that
-            # gives the extrapolated point its per-item warm starts.
-            following = self._global_update(data, second.params, second.stats)
-            trial, a, at_max = self._extrapolate(state.params, first.params, second.params,
-                                                 following, step_max)
-            if trial is None:
-                state, fallback = second, following
-                if at_max:
-                    step_max *= 4.0
-            else:
+            # θ2 = G(θ1) needs only θ1's statistics: no pass.
+            second = self._global_update(data, first.params, first.stats)
+            trial, a, at_max = self._extrapolate(state.params, first.params, second,
+                                                 second, step_max)
+            if trial is not None:
                 checkpoint = getattr(data, "checkpoint", lambda: None)()
                 candidate = self._evaluate(data, trial)
                 n_iter += 1
-                if np.isfinite(candidate.objective) and candidate.objective >= second.objective:
+                if np.isfinite(candidate.objective) and candidate.objective >= first.objective:
                     n_extrapolated += 1
-                    change = candidate.objective - second.objective
+                    change = candidate.objective - first.objective
                     history.append(candidate.objective)
                     if progress is not None:
                         progress.iteration(restart, n_iter, candidate.objective, change,
                                            started, extrapolated=a)
-                    state, fallback = candidate, None
+                    state = candidate
                     if at_max:
                         step_max *= 4.0
-                else:
-                    if checkpoint is not None:
-                        data.restore(checkpoint)
-                    state, fallback = second, following
-                    if at_max:
-                        step_max = max(1.0, step_max / 4.0)
-            if fallback is not None and n_iter < limit:
-                # The fallback's plain step is already computed: use it.
-                state, converged = plain(state, fallback)
+                    continue
+                if checkpoint is not None:
+                    data.restore(checkpoint)
+                if at_max:
+                    step_max = max(1.0, step_max / 4.0)
+            elif at_max:
+                step_max *= 4.0
+            state = first
+            if n_iter < limit:
+                state, converged = plain(first, second)
         return _Run(state.params, state.items, history, n_iter, converged, n_extrapolated,
                     perf_counter() - started, state, step_max)
 

@@ -456,12 +456,10 @@ class IRT3PL(CrowdModel):
         # per-item evidence of the gold clamp as a table row.
         gold_rows = int(data.gold is not None)
         table = np.empty((J + gold_rows, 2, 2 * M))
-        tabled = params.get("log_table")
-        if (tabled is not None and tabled["hyper"] == params["hyper"]
-                and np.array_equal(tabled["alpha_sens"], params["alpha_sens"])
-                and np.array_equal(tabled["alpha_spec"], params["alpha_spec"])):
-            # the global update's last trial was at exactly these parameters
-            # (an extrapolated point carries a stale table: it fails this test)
+        tabled = _terms_at(params)
+        if tabled is not None:
+            # the global update's accepted terms are at exactly these
+            # parameters (one row per group: a shared row without rater effects)
             table[:J] = tabled["table"]
         else:
             kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
@@ -477,6 +475,7 @@ class IRT3PL(CrowdModel):
         lam = np.exp(log_guess)
         node_values = np.ascontiguousarray(np.stack([b, d, lam]))
         counts = np.empty((n_chunks, J + gold_rows, 2, 2 * M))
+        touched = np.empty((n_chunks, J + gold_rows), dtype=np.bool_)
         proba1 = np.empty(P)
         effects = np.empty((P, 3))
         loglik = np.empty(P)
@@ -485,8 +484,10 @@ class IRT3PL(CrowdModel):
         kernel = kernels.pattern_posteriors if work > PARALLEL_WORK else kernels.pattern_posteriors_serial
         kernel(
             pat["ptr"], pat["rater"], pat["label"], pat["count"], log_prior, table,
-            chunk_ptr, node_values, counts, proba1, effects, loglik,
+            chunk_ptr, node_values, counts, touched, proba1, effects, loglik,
         )
+        expected_counts = np.empty((J, 2, 2 * M))
+        kernels.sum_chunks.pick(expected_counts.size)(counts, touched, expected_counts)
         # Switched-off effects are constants, not averages that round off them.
         effects[:, 0] = effects[:, 0] if self.difficulty else 0.0
         effects[:, 1] = effects[:, 1] if self.discrimination else 1.0
@@ -503,7 +504,7 @@ class IRT3PL(CrowdModel):
             "guessing": effects[of, 2],
         }
         stats = {
-            "expected_counts": counts.sum(axis=0)[:J],
+            "expected_counts": expected_counts,
             "positive": float(pat["count"] @ proba1),
             "loglik_total": float(pat["count"] @ loglik),
         }
@@ -529,31 +530,43 @@ class IRT3PL(CrowdModel):
         hess = np.stack([np.full_like(spec, -1 / sp**2), np.full_like(sens, -1 / ss**2)], 1)
         return value, grad, hess
 
-    def _rater_terms(self, W, sens, spec, nodes):
+    def _terms(self, sens, spec, nodes, groups=None, out=None):
+        """Every group's terms at ``nodes`` (:func:`kernels.rater_node_terms`):
+        a dict of ``table``, ``sigma``, ``slope``, ``ratio``; only the rows
+        of ``groups`` (default all) are computed into ``out`` (default new)."""
+        G, M = len(sens), len(nodes[0])
+        if out is None:
+            out = {"table": np.empty((G, 2, 2 * M)), "sigma": np.empty((G, 2 * M)),
+                   "slope": np.empty((G, 2 * M)), "ratio": np.empty((G, 2 * M))}
+        if groups is None:
+            groups = np.arange(G, dtype=np.int64)
+        kernels.rater_node_terms.pick(len(groups) * 4 * M)(
+            sens, spec, *nodes, groups, out["table"], out["sigma"], out["slope"], out["ratio"])
+        return out
+
+    def _rater_terms(self, W, sens, spec, nodes, terms):
+        """Each group's expected log posterior and its α-derivatives, from
+        ``terms`` at (sens, spec, nodes)."""
         G = len(sens)
         value = np.empty(G)
         grad = np.empty((G, 2))
         hess = np.empty((G, 2))
-        kernels.rater_expected_loglik.pick(W.size)(W, sens, spec, *nodes, value, grad, hess)
+        kernels.rater_derivatives.pick(W.size)(W, terms["table"], terms["sigma"],
+                                               terms["slope"], nodes[1], value, grad, hess)
         pv, pg, ph = self._rater_log_prior(sens, spec)
         return value + pv, grad + pg, hess + ph
 
-    def _rater_value(self, W, sens, spec, nodes):
-        """The value of :meth:`_rater_terms` alone (the same bits), for the
-        line search."""
-        value = np.empty(len(sens))
-        kernels.rater_expected_loglik_value.pick(W.size)(W, sens, spec, *nodes, value)
-        return value + self._rater_log_prior(sens, spec)[0]
-
-    def _rater_newton(self, W, sens, spec, nodes):
+    def _rater_newton(self, W, sens, spec, nodes, terms):
         """One safeguarded Newton step per group in the free parameters.
 
         sens/spec: θ = (u, v), α^sens = (e^u + v)/2, α^spec = (e^u - v)/2, so
         α^sens + α^spec = e^u > 0 (the cooperative constraint).  One
         accuracy: α = e^u.  The step is halved until the group's expected
         log posterior does not decrease (generalised EM stays monotone).
+        ``terms`` are at (sens, spec, nodes); returns the new abilities and
+        the terms at them (each trial evaluates the groups still searching).
         """
-        f0, g, h = self._rater_terms(W, sens, spec, nodes)
+        f0, g, h = self._rater_terms(W, sens, spec, nodes, terms)
         one = self._rater_mode() == "one"
         e = sens + spec if not one else sens
         u = np.log(e)
@@ -584,45 +597,56 @@ class IRT3PL(CrowdModel):
             norm = np.sqrt((step**2).sum(1))
             step *= np.minimum(1.0, 3.0 / np.maximum(norm, 1e-300))[:, None]
             theta = np.stack([u, v], 1)
-        accepted = np.zeros(len(u), bool)
         new_sens, new_spec = sens.copy(), spec.copy()
+        # A group's rows of ``new`` hold its terms at its latest trial, which
+        # is its accepted one once it leaves ``searching``.
+        new = None
+        searching = np.arange(len(u), dtype=np.int64)
+        value = np.empty(len(u))
         scale = 1.0
         for _ in range(40):
             trial = theta + scale * step
             ts, tp = _alphas(trial, one)
-            f1 = self._rater_value(W, ts, tp, nodes)
-            ok = ~accepted & (f1 >= f0) & np.isfinite(f1)
-            new_sens[ok], new_spec[ok] = ts[ok], tp[ok]
-            accepted |= ok
-            if accepted.all():
+            new = self._terms(ts, tp, nodes, searching, new)
+            kernels.rater_values.pick(len(searching) * 4 * len(nodes[0]))(
+                W, new["table"], searching, value)
+            f1 = value[searching] + self._rater_log_prior(ts, tp)[0][searching]
+            ok = (f1 >= f0[searching]) & np.isfinite(f1)
+            done = searching[ok]
+            new_sens[done], new_spec[done] = ts[done], tp[done]
+            searching = searching[~ok]
+            if not len(searching):
                 break
             scale *= 0.5
-        return new_sens, new_spec
+        for key in new:  # groups that never improved keep their start
+            new[key][searching] = terms[key][searching]
+        return new_sens, new_spec, new
 
-    def _hyper_objective(self, vec, W, sens, spec, grid, value_only=False, table=None):
+    def _hyper_objective(self, vec, W, sens, spec, grid, value_only=False, terms=None):
         """Expected log likelihood + hyperprior as a function of the item
         population (log scales, guessing mean): value, gradient, Hessian.
 
         Each hyperparameter moves one node coordinate: b = σ_β u₁, d =
         exp(σ_δ u₂), t = μ_λ + σ_λ u₃ (u the standard grid), so the chain
         rule turns the per-node derivatives of ``node_derivatives`` into
-        exact derivatives in (log σ_β, log σ_δ, μ_λ, log σ_λ).  With
-        ``value_only``, the value alone (the same bits), and with ``table``
-        every group's rating log table at these nodes written into it.
+        exact derivatives in (log σ_β, log σ_δ, μ_λ, log σ_λ).  ``terms``
+        are the groups' terms at these nodes (computed when None); with
+        ``value_only``, the value alone (the same bits) and the terms.
         """
         names = self._hyper_names()
         hyper = _hyper_from_vector(names, vec)
-        b, d, log_guess, log_noguess = self._node_values(grid, hyper)
+        b, d, log_guess, log_noguess = nodes = self._node_values(grid, hyper)
+        if terms is None:
+            terms = self._terms(sens, spec, nodes)
         M = len(b)
         node_value = np.empty(M)
         if value_only:  # the line search: the same sum without the derivatives
-            kernels.node_expected_loglik_value.pick(W.size)(
-                W, sens, spec, b, d, log_guess, log_noguess, node_value,
-                np.empty((0, 2, 0)) if table is None else table)
-            return float(node_value.sum()) + _hyper_log_prior(names, vec)
+            kernels.node_values.pick(W.size)(W, terms["table"], node_value)
+            return float(node_value.sum()) + _hyper_log_prior(names, vec), terms
         node_grad = np.empty((3, M))
         node_hess = np.empty((6, M))
-        kernels.node_derivatives.pick(W.size)(W, sens, spec, b, d, log_guess, log_noguess,
+        kernels.node_derivatives.pick(W.size)(W, sens, spec, b, d, log_guess, terms["table"],
+                                              terms["sigma"], terms["slope"], terms["ratio"],
                                               node_value, node_grad, node_hess)
         # Node coordinate (0: b, 1: d, 2: t) of each hyperparameter, its first
         # derivative dθ and its own second derivative d²θ.
@@ -653,57 +677,67 @@ class IRT3PL(CrowdModel):
         hess -= np.eye(n) / HYPER_PRIOR_SD**2
         return value, grad, hess
 
-    def _hyper_newton(self, names, hyper, W, sens, spec, grid, table=None):
+    def _hyper_newton(self, names, hyper, W, sens, spec, grid, terms):
         """One safeguarded Newton step on the item-population hyperparameters.
 
         Exact gradient and Hessian (at most four parameters); where the
         Hessian is not negative definite it is shifted; the step is projected
         on the bounds and halved until the expected log posterior does not
-        decrease.  Returns the new hyperparameters and whether ``table``
-        (if given) holds the groups' rating log table at them (the accepted
-        trial's terms), which the next local step can then reuse.
+        decrease.  ``terms`` are the groups' terms at ``hyper``; returns the
+        new hyperparameters and the terms at them (the accepted trial's).
         """
         vec = _hyper_vector(names, hyper)
         low = np.array([HYPER_BOUNDS[n][0] for n in names])
         high = np.array([HYPER_BOUNDS[n][1] for n in names])
-        f0, g0, hess = self._hyper_objective(vec, W, sens, spec, grid)
+        f0, g0, hess = self._hyper_objective(vec, W, sens, spec, grid, terms=terms)
         n = len(vec)
         top = np.linalg.eigvalsh(hess).max()
         if top > -1e-8:
             hess -= (top + 1e-3 * (1 + np.abs(np.diag(hess)).max())) * np.eye(n)
         step = -np.linalg.solve(hess, g0)
         step *= min(1.0, 1.0 / max(np.abs(step).max(), 1e-300))
+        buffer = None
         for _ in range(30):
             trial = np.clip(vec + step, low, high)
-            f1 = self._hyper_objective(trial, W, sens, spec, grid, value_only=True, table=table)
+            nodes = self._node_values(grid, _hyper_from_vector(names, trial))
+            buffer = self._terms(sens, spec, nodes, out=buffer)
+            f1, _ = self._hyper_objective(trial, W, sens, spec, grid, value_only=True,
+                                          terms=buffer)
             if np.isfinite(f1) and f1 >= f0:
-                return _hyper_from_vector(names, trial), table is not None
+                return _hyper_from_vector(names, trial), buffer
             step *= 0.5
-        return hyper, False
+        return hyper, terms
 
     def _global_update(self, data, params, stats):
         W, sens, spec = self._grouped(stats["expected_counts"], params["alpha_sens"],
                                       params["alpha_spec"])
         grid = self._grid()
         hyper = params["hyper"]
-        if self._rater_mode() != "none":
-            nodes = self._node_values(grid, hyper)
-            sens, spec = self._rater_newton(W, sens, spec, nodes)
         names = self._hyper_names()
-        tabled = None
-        if self.learn_item_prior and names:
-            # One group per rater (in memory): the accepted trial's terms
-            # are the next local step's rating log table, one evaluation of
-            # every (rater, node) term fewer per iteration.
-            table = None
-            if self.rater_effects and not isinstance(data, DaskRatingData):
-                table = np.empty((data.n_raters, 2, W.shape[2]))
-            hyper, filled = self._hyper_newton(names, hyper, W, sens, spec, grid, table)
-            if filled:
-                tabled = {"alpha_sens": sens, "alpha_spec": spec, "hyper": hyper, "table": table}
+        learn = bool(self.learn_item_prior and names)
+        rated = self._rater_mode() != "none"
+        terms = None
+        if rated or learn:
+            # Every (group, node) term is evaluated once per trial point and
+            # reused: the start's come from the last global update when it
+            # ended at exactly these parameters (not after an extrapolation).
+            terms = _terms_at(params)
+            if terms is None:
+                terms = self._terms(sens, spec, self._node_values(grid, hyper))
+        if rated:
+            sens, spec, terms = self._rater_newton(W, sens, spec, self._node_values(grid, hyper),
+                                                   terms)
+        if learn:
+            hyper, terms = self._hyper_newton(names, hyper, W, sens, spec, grid, terms)
         J = data.n_raters
         if not self.rater_effects:
             sens, spec = np.full(J, sens[0]), np.full(J, spec[0])
+        tabled = None
+        if terms is not None and not isinstance(data, DaskRatingData):
+            # The terms at the new parameters: the next local step's rating
+            # log table and the next global update's start (the workers of a
+            # dask fit would be sent them, so they are not kept there).
+            tabled = {"alpha_sens": sens, "alpha_spec": spec, "hyper": hyper, **terms}
         if self._rater_mode() == "none":
             prior = 1.0
         else:
@@ -903,6 +937,19 @@ def _hyper_from_vector(names, vec):
 def _hyper_log_prior(names, vec):
     seed = _hyper_vector(names, SEED_ITEM_PRIOR)
     return float(-0.5 * np.sum(((np.asarray(vec) - seed) / HYPER_PRIOR_SD) ** 2))
+
+
+def _terms_at(params):
+    """The terms ``params`` carry from the global update that made them (a
+    dict of ``table``, ``sigma``, ``slope``, ``ratio``, one row per group),
+    or None when they are not at exactly these parameters (an extrapolated
+    point carries its template's stale terms: it fails this test)."""
+    tabled = params.get("log_table")
+    if (tabled is not None and tabled["hyper"] == params["hyper"]
+            and np.array_equal(tabled["alpha_sens"], params["alpha_sens"])
+            and np.array_equal(tabled["alpha_spec"], params["alpha_spec"])):
+        return tabled
+    return None
 
 
 def _check_binary(data):

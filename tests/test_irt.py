@@ -118,10 +118,12 @@ def test_pattern_posteriors_match_numpy(kernel_case):
     for chunk_ptr in (np.array([0, 5]), np.array([0, 2, 3, 5])):
         n_chunks = len(chunk_ptr) - 1
         for kernel in (kernels.pattern_posteriors, kernels.pattern_posteriors_serial):
-            W = np.empty((n_chunks, J, 2, 2 * M))
+            # garbage where a chunk meets no rating of a rater: never read
+            W = np.full((n_chunks, J, 2, 2 * M), np.nan)
+            touched = np.empty((n_chunks, J), dtype=bool)
             p1, eff, ll = np.empty(5), np.empty((5, 3)), np.empty(5)
             kernel(ptr, rater, label, count, log_prior, table, chunk_ptr.astype(np.int64),
-                   values, W, p1, eff, ll)
+                   values, W, touched, p1, eff, ll)
             W_ref = np.zeros((J, 2, 2 * M))
             for p in range(5):
                 joint = log_prior + sum(table[rater[n], label[n]] for n in range(ptr[p], ptr[p + 1]))
@@ -131,8 +133,60 @@ def test_pattern_posteriors_match_numpy(kernel_case):
                 np.testing.assert_allclose(eff[p], values @ (post[:M] + post[M:]), rtol=1e-12)
                 for n in range(ptr[p], ptr[p + 1]):
                     W_ref[rater[n], label[n]] += count[p] * post
-            np.testing.assert_allclose(W.sum(axis=0), W_ref, rtol=1e-12, atol=1e-15)
+            for c in range(n_chunks):
+                met = np.unique(rater[ptr[chunk_ptr[c]]:ptr[chunk_ptr[c + 1]]])
+                np.testing.assert_array_equal(np.flatnonzero(touched[c]), met)
+            for add in (kernels.sum_chunks, kernels.sum_chunks.serial):
+                total = np.empty((J - 1, 2, 2 * M))  # rows below len(out) only
+                add(W, touched, total)
+                np.testing.assert_allclose(total, W_ref[:J - 1], rtol=1e-12, atol=1e-15)
+                # the same bits as numpy's sum over zeroed chunks
+                np.testing.assert_array_equal(
+                    total, np.where(touched[:, :, None, None], W, 0.0).sum(axis=0)[:J - 1])
     assert ll[1] == pytest.approx(0.0, abs=1e-12)  # an empty pattern has likelihood 1
+
+
+def _kernel_terms(sens, spec, b, d, log_guess, log_noguess, groups=None, out=None):
+    G, M = len(sens), len(b)
+    if out is None:
+        out = (np.empty((G, 2, 2 * M)),) + tuple(np.empty((G, 2 * M)) for _ in range(3))
+    groups = np.arange(G) if groups is None else np.asarray(groups, dtype=np.int64)
+    kernels.rater_node_terms(sens, spec, b, d, log_guess, log_noguess, groups, *out)
+    return out
+
+
+@pytest.mark.parametrize("guessing", [True, False])
+def test_rater_node_terms_match_numpy(kernel_case, guessing):
+    sens, spec, b, d, lam = kernel_case
+    lam = lam if guessing else 0 * lam
+    # repeated (b, d) pairs, as on the tensor grid: the shared logistic
+    b, d, lam = np.repeat(b, 3), np.repeat(d, 3), np.tile([0.05, 0.3, 0.6], len(b)) * (lam.max() > 0)
+    M = len(b)
+    with np.errstate(divide="ignore"):
+        log_guess, log_noguess = np.log(lam), np.log1p(-lam)
+    table, sigma, slope, ratio = _kernel_terms(sens, spec, b, d, log_guess, log_noguess)
+    np.testing.assert_allclose(table, _numpy_table(sens, spec, b, d, lam), rtol=1e-12)
+    # the local step's table, to the bit
+    reference = np.empty_like(table)
+    for kernel in (kernels.rating_log_table, kernels.rating_log_table.serial):
+        kernel(sens, spec, b, d, log_guess, log_noguess, reference)
+        np.testing.assert_array_equal(table, reference)
+    for z, alpha in ((0, spec), (1, sens)):
+        cols = slice(z * M, (z + 1) * M)
+        x = d[None, :] * (alpha[:, None] - b[None, :])
+        s = expit(x)
+        correct = lam + (1 - lam) * s
+        np.testing.assert_allclose(sigma[:, cols], s, rtol=1e-12)
+        np.testing.assert_allclose(slope[:, cols], (1 - lam) * s * (1 - s) / correct, rtol=1e-12)
+        np.testing.assert_allclose(ratio[:, cols], (1 - lam) / correct if guessing else 0 * s,
+                                   rtol=1e-12)
+    # only the listed groups' rows are written (the line search's subsets)
+    partial = tuple(np.full_like(a, np.nan) for a in (table, sigma, slope, ratio))
+    kernels.rater_node_terms.serial(sens, spec, b, d, log_guess, log_noguess,
+                                    np.array([2, 0], dtype=np.int64), *partial)
+    for full, part in zip((table, sigma, slope, ratio), partial):
+        np.testing.assert_array_equal(part[[0, 2]], full[[0, 2]])
+        assert np.isnan(part[[1, 3]]).all()
 
 
 def test_rater_derivatives_match_finite_differences(kernel_case):
@@ -140,21 +194,30 @@ def test_rater_derivatives_match_finite_differences(kernel_case):
     rng = np.random.default_rng(2)
     J, M = len(sens), len(b)
     W = rng.uniform(0, 3, (J, 2, 2 * M))
+    W[1, :, :M] = 0.0  # terms of zero weight are skipped
     args = (b, d, np.log(lam), np.log1p(-lam))
 
-    def run(s, p):
+    def run(s, p, kernel=kernels.rater_derivatives):
+        table, sigma, slope, _ = _kernel_terms(s, p, *args)
         v, g, h = np.empty(J), np.empty((J, 2)), np.empty((J, 2))
-        kernels.rater_expected_loglik(W, s, p, *args, v, g, h)
+        kernel(W, table, sigma, slope, d, v, g, h)
         return v, g, h
 
     v, g, h = run(sens, spec)
     table = _numpy_table(sens, spec, b, d, lam)
     np.testing.assert_allclose(v, (W * table).sum(axis=(1, 2)), rtol=1e-12)
+    for part, ref in zip(run(sens, spec, kernels.rater_derivatives.serial), (v, g, h)):
+        np.testing.assert_array_equal(part, ref)
     # the line search's value-only kernel: the same numbers, to the bit
-    for kernel in (kernels.rater_expected_loglik_value, kernels.rater_expected_loglik_value.serial):
-        alone = np.empty(J)
-        kernel(W, sens, spec, *args, alone)
+    kernel_table = _kernel_terms(sens, spec, *args)[0]
+    for kernel in (kernels.rater_values, kernels.rater_values.serial):
+        alone = np.full(J, np.nan)
+        kernel(W, kernel_table, np.arange(J), alone)
         np.testing.assert_array_equal(alone, v)
+        alone[:] = np.nan
+        kernel(W, kernel_table, np.array([3, 1]), alone)
+        np.testing.assert_array_equal(alone[[1, 3]], v[[1, 3]])
+        assert np.isnan(alone[[0, 2]]).all()
     eps = 1e-6
     for k, (ds, dp) in enumerate([(0, eps), (eps, 0)]):  # 0: spec, 1: sens
         vp, gp, _ = run(sens + ds, spec + dp)
@@ -171,39 +234,37 @@ def test_node_derivatives_match_finite_differences(kernel_case, guessing):
     W = rng.uniform(0, 3, (J, 2, 2 * M))
     t = np.log(lam / (1 - lam))
 
-    def run(b_, d_, t_):
-        value, grad, hess = np.empty(M), np.empty((3, M)), np.empty((6, M))
+    def logs(t_):
         log_guess = -np.logaddexp(0, -t_) if guessing else np.full(M, -np.inf)
         log_noguess = -np.logaddexp(0, t_) if guessing else np.zeros(M)
-        kernels.node_derivatives(W, sens, spec, b_, d_, log_guess, log_noguess, value, grad, hess)
+        return log_guess, log_noguess
+
+    def run(b_, d_, t_, kernel=kernels.node_derivatives, weights=W):
+        log_guess, log_noguess = logs(t_)
+        table, sigma, slope, ratio = _kernel_terms(sens, spec, b_, d_, log_guess, log_noguess)
+        value, grad, hess = np.empty(M), np.empty((3, M)), np.empty((6, M))
+        kernel(weights, sens, spec, b_, d_, log_guess, table, sigma, slope, ratio, value, grad,
+               hess)
         return value, grad, hess
 
     value, grad, hess = run(b, d, t)
     table = _numpy_table(sens, spec, b, d, lam if guessing else 0 * lam)
     per_node = (W * table).sum(axis=(0, 1))
     np.testing.assert_allclose(value, per_node[:M] + per_node[M:], rtol=1e-12)
+    for part, ref in zip(run(b, d, t, kernels.node_derivatives.serial), (value, grad, hess)):
+        np.testing.assert_array_equal(part, ref)
     # the line search's value-only kernel: the same numbers, to the bit
-    log_guess = -np.logaddexp(0, -t) if guessing else np.full(M, -np.inf)
-    log_noguess = -np.logaddexp(0, t) if guessing else np.zeros(M)
-    for kernel in (kernels.node_expected_loglik_value, kernels.node_expected_loglik_value.serial):
+    kernel_table = _kernel_terms(sens, spec, b, d, *logs(t))[0]
+    sparse = np.where(np.arange(2 * M) % 3 == 0, 0.0, W)
+    for kernel in (kernels.node_values, kernels.node_values.serial):
         alone = np.empty(M)
-        kernel(W, sens, spec, b, d, log_guess, log_noguess, alone, np.empty((0, 2, 0)))
+        kernel(W, kernel_table, alone)
         np.testing.assert_array_equal(alone, value)
-        # with a table: the same value, and rating_log_table's terms to the bit
-        filled = np.empty(M)
-        terms = np.empty((len(sens), 2, 2 * M))
-        kernel(W, sens, spec, b, d, log_guess, log_noguess, filled, terms)
-        np.testing.assert_array_equal(filled, value)
-        reference = np.empty_like(terms)
-        kernels.rating_log_table(sens, spec, b, d, log_guess, log_noguess, reference)
-        np.testing.assert_array_equal(terms, reference)
-        # terms of zero weight are skipped in the sum, but still tabled
-        sparse = np.where(np.arange(2 * M) % 3 == 0, 0.0, W)
-        terms[:] = np.nan
-        kernel(sparse, sens, spec, b, d, log_guess, log_noguess, filled, terms)
-        np.testing.assert_array_equal(terms, reference)
-        per_node = (sparse * reference).sum(axis=(0, 1))
-        np.testing.assert_allclose(filled, per_node[:M] + per_node[M:], rtol=1e-12)
+        # terms of zero weight are skipped
+        kernel(sparse, kernel_table, alone)
+        np.testing.assert_array_equal(alone, run(b, d, t, weights=sparse)[0])
+        per_node = (sparse * table).sum(axis=(0, 1))
+        np.testing.assert_allclose(alone, per_node[:M] + per_node[M:], rtol=1e-12)
     eps = 1e-6
     pair = {(0, 0): 0, (1, 1): 1, (2, 2): 2, (0, 1): 3, (0, 2): 4, (1, 2): 5}
     for k in range(3 if guessing else 2):
@@ -218,6 +279,30 @@ def test_node_derivatives_match_finite_differences(kernel_case, guessing):
     if not guessing:
         np.testing.assert_array_equal(grad[2], 0)
         np.testing.assert_array_equal(hess[[2, 4, 5]], 0)
+
+
+def test_node_kernels_over_several_blocks():
+    """More nodes than one parallel block: every block's nodes match numpy,
+    and the threaded kernels equal the serial ones to the bit."""
+    rng = np.random.default_rng(5)
+    J, M = 7, 2 * kernels.NODE_BLOCK + 5
+    sens, spec = rng.normal(1, 1, J), rng.normal(2, 1, J)
+    b, d, lam = rng.normal(0, 1, M), np.exp(rng.normal(0, 0.3, M)), rng.uniform(0.05, 0.5, M)
+    log_guess, log_noguess = np.log(lam), np.log1p(-lam)
+    W = rng.uniform(0, 3, (J, 2, 2 * M))
+    terms = _kernel_terms(sens, spec, b, d, log_guess, log_noguess)
+    outputs = []
+    for kernel in (kernels.node_derivatives, kernels.node_derivatives.serial):
+        value, grad, hess = np.empty(M), np.empty((3, M)), np.empty((6, M))
+        kernel(W, sens, spec, b, d, log_guess, *terms, value, grad, hess)
+        outputs.append((value, grad, hess))
+    for part, ref in zip(*outputs):
+        np.testing.assert_array_equal(part, ref)
+    per_node = (W * _numpy_table(sens, spec, b, d, lam)).sum(axis=(0, 1))
+    np.testing.assert_allclose(outputs[0][0], per_node[:M] + per_node[M:], rtol=1e-12)
+    alone = np.empty(M)
+    kernels.node_values(W, terms[0], alone)
+    np.testing.assert_array_equal(alone, outputs[0][0])
 
 
 def test_hyper_derivatives_match_finite_differences(small):

@@ -1,6 +1,10 @@
 """IRT3PL arithmetic: the log-probability table of a rating at each
 quadrature node, the per-pattern integral over (z, item effects) that is the
 local step, and the per-rater expected log likelihood with its derivatives.
+The global step evaluates every (rater, node) term once per trial point
+(:func:`rater_node_terms`: the transcendentals) and then only weights and
+sums them, per rater (:func:`rater_derivatives`, :func:`rater_values`) and
+per node (:func:`node_derivatives`, :func:`node_values`).
 
 Notation (DESIGN §6.5).  ``M`` quadrature nodes of the item effects; node
 ``m`` has a difficulty ``b[m]``, a discrimination ``d[m]`` and a guessing
@@ -32,28 +36,19 @@ def _logaddexp(a, b):
 
 
 @njit(cache=True, nogil=True)
-def _log_correct_wrong(x, log_guess, log_noguess, guess, noguess):
-    """(log P(correct), log P(wrong)) at discrimination-scaled log-odds x."""
-    correct, wrong, _, _, _ = _terms(x, log_guess, log_noguess, guess, noguess)
-    return correct, wrong
-
-
-@njit(cache=True, nogil=True)
-def _terms(x, log_guess, log_noguess, guess, noguess):
-    """log P(correct), log P(wrong), σ(x), d log P(correct) / dx and
-    (1-λ) / P(correct), with λ = ``guess`` = exp(``log_guess``) and
-    1 - λ = ``noguess``.
-
-    One exp and one log1p give log σ(±x); guessing adds one log:
-    P(correct) = λ + (1-λ)σ(x) ≥ λ is a sum of positive terms, so its log
-    loses nothing (log space only where both underflow).
-    """
+def _logistic(x):
+    """exp(-|x|), log σ(x), log σ(-x) and σ(x): one exp and one log1p."""
     e = np.exp(-abs(x))
     l1 = np.log1p(e)
     if x > 0.0:
-        log_s, log_s1, s = -l1, -x - l1, 1.0 / (1.0 + e)
-    else:
-        log_s, log_s1, s = x - l1, -l1, e / (1.0 + e)
+        return e, -l1, -x - l1, 1.0 / (1.0 + e)
+    return e, x - l1, -l1, e / (1.0 + e)
+
+
+@njit(cache=True, nogil=True)
+def _guessed(e, log_s, log_s1, s, log_guess, log_noguess, guess, noguess):
+    """:func:`_terms` from the logistic parts of :func:`_logistic`: what
+    depends on the guessing probability λ (one log, one division)."""
     wrong = log_noguess + log_s1
     if log_guess == -np.inf:
         return log_s, wrong, s, 1.0 - s, 0.0
@@ -69,6 +64,50 @@ def _terms(x, log_guess, log_noguess, guess, noguess):
     return correct, wrong, s, slope, ratio
 
 
+@njit(cache=True, nogil=True)
+def _terms(x, log_guess, log_noguess, guess, noguess):
+    """log P(correct), log P(wrong), σ(x), d log P(correct) / dx and
+    (1-λ) / P(correct), with λ = ``guess`` = exp(``log_guess``) and
+    1 - λ = ``noguess``.
+
+    One exp and one log1p give log σ(±x); guessing adds one log:
+    P(correct) = λ + (1-λ)σ(x) ≥ λ is a sum of positive terms, so its log
+    loses nothing (log space only where both underflow).
+    """
+    e, log_s, log_s1, s = _logistic(x)
+    return _guessed(e, log_s, log_s1, s, log_guess, log_noguess, guess, noguess)
+
+
+@njit(cache=True, nogil=True)
+def _group_terms(g, alpha_sens, alpha_spec, b, d, log_guess, log_noguess, guess, noguess,
+                 table, sigma, slope, ratio):
+    """Row g of :func:`rater_node_terms` (of :func:`rating_log_table` when
+    ``sigma`` has no rows).  Consecutive nodes with the same log-odds x (on
+    the tensor grid, the guessing nodes of one difficulty and
+    discrimination) share the logistic's exp and log1p: the same bits, a
+    third of the transcendentals."""
+    n_nodes = b.shape[0]
+    derivatives = sigma.shape[0] > 0
+    for z in range(2):
+        alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
+        last = np.nan
+        e = log_s = log_s1 = s = 0.0
+        for m in range(n_nodes):
+            x = d[m] * (alpha - b[m])
+            if x != last:
+                e, log_s, log_s1, s = _logistic(x)
+                last = x
+            correct, wrong, sig, sl, ra = _guessed(e, log_s, log_s1, s, log_guess[m],
+                                                   log_noguess[m], guess[m], noguess[m])
+            k = z * n_nodes + m
+            table[g, z, k] = correct
+            table[g, 1 - z, k] = wrong
+            if derivatives:
+                sigma[g, k] = sig
+                slope[g, k] = sl
+                ratio[g, k] = ra
+
+
 @serial_and_parallel
 def rating_log_table(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table):
     """``table[j, y, z * M + m]`` = log P(rating y | z, node m, rater j).
@@ -79,17 +118,39 @@ def rating_log_table(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table
     b, d, log_guess, log_noguess : float64 (M,)
     table : float64 (n_raters, 2, 2 * M), output
     """
-    n_nodes = b.shape[0]
     guess, noguess = np.exp(log_guess), np.exp(log_noguess)
+    none = np.empty((0, 0))
     for j in prange(alpha_sens.shape[0]):
-        for z in range(2):
-            alpha = alpha_sens[j] if z == 1 else alpha_spec[j]
-            for m in range(n_nodes):
-                x = d[m] * (alpha - b[m])
-                correct, wrong = _log_correct_wrong(x, log_guess[m], log_noguess[m], guess[m],
-                                                    noguess[m])
-                table[j, z, z * n_nodes + m] = correct
-                table[j, 1 - z, z * n_nodes + m] = wrong
+        _group_terms(j, alpha_sens, alpha_spec, b, d, log_guess, log_noguess, guess, noguess,
+                     table, none, none, none)
+
+
+@serial_and_parallel
+def rater_node_terms(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, groups, table,
+                     sigma, slope, ratio):
+    """Every term of the expected log likelihood of the groups in ``groups``
+    at every node, with what its derivatives need: the global step's
+    kernels below then only weight and sum them (no transcendentals).
+
+    For group g, class z and node m, with x = d[m] (α_z - b[m]) and
+    k = z * M + m: ``table[g, y, k]`` = log P(y | z, m; α_g) (as
+    :func:`rating_log_table`, the same bits), ``sigma[g, k]`` = σ(x),
+    ``slope[g, k]`` = d log P(correct) / dx and ``ratio[g, k]`` =
+    (1 - λ_m) / P(correct) (0 without guessing).  Rows of groups not listed
+    are left as they are.
+
+    Parameters
+    ----------
+    alpha_sens, alpha_spec : float64 (n_groups,)
+    b, d, log_guess, log_noguess : float64 (M,)
+    groups : int64 (n,)  the rows to compute, distinct
+    table : float64 (n_groups, 2, 2 * M), output
+    sigma, slope, ratio : float64 (n_groups, 2 * M), output
+    """
+    guess, noguess = np.exp(log_guess), np.exp(log_noguess)
+    for r in prange(groups.shape[0]):
+        _group_terms(groups[r], alpha_sens, alpha_spec, b, d, log_guess, log_noguess, guess,
+                     noguess, table, sigma, slope, ratio)
 
 
 @njit(cache=True, nogil=True)
@@ -110,13 +171,15 @@ def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post, wor
 @njit(cache=True, nogil=True)
 def _pattern_chunk(
     c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
-    expected_counts, proba_positive, effect_means, loglik,
+    expected_counts, touched, proba_positive, effect_means, loglik,
 ):
     """The local step on chunk ``c`` of the patterns (see :func:`pattern_posteriors`)."""
     n_joint = log_prior.shape[0]
     n_nodes = n_joint // 2
     out = expected_counts[c]
-    out[:, :, :] = 0.0
+    seen = touched[c]
+    for j in range(seen.shape[0]):
+        seen[j] = False
     post = np.empty(n_joint)
     work = np.empty(n_joint, dtype=np.int64)
     for p in range(chunk_ptr[c], chunk_ptr[c + 1]):
@@ -136,6 +199,13 @@ def _pattern_chunk(
         weight = count[p]
         for n in range(pattern_ptr[p], pattern_ptr[p + 1]):
             j, y = rater[n], label[n]
+            if not seen[j]:
+                # a rater's rows are zeroed when the chunk first meets it: a
+                # chunk of a sparse design meets few of them
+                seen[j] = True
+                for yy in range(2):
+                    for k in range(n_joint):
+                        out[j, yy, k] = 0.0
             for k in range(n_joint):
                 out[j, y, k] += weight * post[k]
 
@@ -143,7 +213,7 @@ def _pattern_chunk(
 @njit(cache=True, nogil=True, parallel=True)
 def pattern_posteriors(
     pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
-    expected_counts, proba_positive, effect_means, loglik,
+    expected_counts, touched, proba_positive, effect_means, loglik,
 ):
     """The local step: integrate (z, item effects) out of each pattern.
 
@@ -153,7 +223,9 @@ def pattern_posteriors(
     normalised exponent the posterior.  Each chunk of patterns adds
     ``count[p] * posterior`` to its own slice ``expected_counts[c, j, y, :]``
     for every rating (j, y) of the pattern, so chunks never share an output;
-    the caller sums the chunks in order (results do not depend on threads).
+    :func:`sum_chunks` sums the chunks in order (results do not depend on
+    threads).  Only the raters a chunk meets (``touched[c, j]``) have their
+    slices written (zeroed first); the others are left as they are.
     The chunks run in parallel; :func:`pattern_posteriors_serial` is the
     same computation on one thread (for small data, where waking threads
     costs more than the work).
@@ -168,24 +240,45 @@ def pattern_posteriors(
     chunk_ptr : int64 (n_chunks + 1,)  patterns of chunk c
     node_values : float64 (3, M)  difficulty, discrimination, guessing per node
     expected_counts : float64 (n_chunks, n_raters, 2, 2 * M), output
+    touched : bool (n_chunks, n_raters), output
     proba_positive : float64 (n_patterns,), output  P(z = 1 | ratings)
     effect_means : float64 (n_patterns, 3), output  posterior means of node_values
     loglik : float64 (n_patterns,), output
     """
     for c in prange(chunk_ptr.shape[0] - 1):
         _pattern_chunk(c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr,
-                       node_values, expected_counts, proba_positive, effect_means, loglik)
+                       node_values, expected_counts, touched, proba_positive, effect_means,
+                       loglik)
 
 
 @njit(cache=True, nogil=True)
 def pattern_posteriors_serial(
     pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
-    expected_counts, proba_positive, effect_means, loglik,
+    expected_counts, touched, proba_positive, effect_means, loglik,
 ):
     """:func:`pattern_posteriors` on one thread (identical results)."""
     for c in range(chunk_ptr.shape[0] - 1):
         _pattern_chunk(c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr,
-                       node_values, expected_counts, proba_positive, effect_means, loglik)
+                       node_values, expected_counts, touched, proba_positive, effect_means,
+                       loglik)
+
+
+@serial_and_parallel
+def sum_chunks(expected_counts, touched, out):
+    """``out[j]`` = Σ_c ``expected_counts[c, j]`` over the chunks that met
+    rater j (:func:`pattern_posteriors`), in chunk order: the same bits as
+    summing every chunk's zeroed slices, for the rows ``j < len(out)``."""
+    n_chunks = expected_counts.shape[0]
+    n_joint = out.shape[2]
+    for j in prange(out.shape[0]):
+        for y in range(2):
+            for k in range(n_joint):
+                out[j, y, k] = 0.0
+        for c in range(n_chunks):
+            if touched[c, j]:
+                for y in range(2):
+                    for k in range(n_joint):
+                        out[j, y, k] += expected_counts[c, j, y, k]
 
 
 @serial_and_parallel
@@ -208,132 +301,115 @@ def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
 
 
 @njit(cache=True, nogil=True)
-def _weights(expected_counts, alpha_sens, alpha_spec, g, z, m, n_nodes):
-    """Group g's ability for class z and its expected numbers of correct
-    and wrong ratings at node m of that class."""
-    alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
-    return (alpha, expected_counts[g, z, z * n_nodes + m],
-            expected_counts[g, 1 - z, z * n_nodes + m])
+def _group_value(expected_counts, table, g, n_nodes):
+    """Σ_{y,z,m} W[g, y, z*M+m] log P(y | z, m; α_g), terms of zero weight skipped."""
+    total = 0.0
+    for z in range(2):
+        for m in range(n_nodes):
+            k = z * n_nodes + m
+            w_correct = expected_counts[g, z, k]
+            w_wrong = expected_counts[g, 1 - z, k]
+            if w_correct == 0.0 and w_wrong == 0.0:
+                continue
+            total += w_correct * table[g, z, k] + w_wrong * table[g, 1 - z, k]
+    return total
 
 
 @serial_and_parallel
-def rater_expected_loglik(
-    expected_counts, alpha_sens, alpha_spec, b, d, log_guess, log_noguess,
-    value, gradient, hessian,
-):
-    """Expected complete-data log likelihood of each rater and its derivatives.
+def rater_derivatives(expected_counts, table, sigma, slope, d, value, gradient, hessian):
+    """Expected complete-data log likelihood of each group and its derivatives,
+    from the terms of :func:`rater_node_terms`.
 
     ``value[g]`` = Σ_{y,z,m} W[g, y, z*M+m] log P(y | z, m; α_g);
     ``gradient[g, 0]`` / ``hessian[g, 0]`` are the first / second derivative
     in α^spec (the z = 0 terms), index 1 in α^sens (z = 1).  The Hessian in
     (α^spec, α^sens) is diagonal because each term involves one of them.
+    With h = log P(correct): dh/dα = d h_x, h_xx = h_x (1 - 2σ) - h_x²; the
+    wrong rating's log σ(-x) has derivatives -σ and -σ(1-σ).
 
     Parameters
     ----------
     expected_counts : float64 (n_groups, 2, 2 * M)  W, summed over chunks
-    alpha_sens, alpha_spec : float64 (n_groups,)
+    table, sigma, slope : the terms at the groups' abilities
+    d : float64 (M,)  discrimination per node
     value : float64 (n_groups,), output
     gradient, hessian : float64 (n_groups, 2), output
     """
-    n_nodes = b.shape[0]
-    guess, noguess = np.exp(log_guess), np.exp(log_noguess)
+    n_nodes = d.shape[0]
     # Groups are independent (one output row each): parallel and deterministic.
-    for g in prange(alpha_sens.shape[0]):
-        total = 0.0
+    for g in prange(table.shape[0]):
+        value[g] = _group_value(expected_counts, table, g, n_nodes)
         for z in range(2):
-            alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
             grad = 0.0
             hess = 0.0
             for m in range(n_nodes):
-                w_correct = expected_counts[g, z, z * n_nodes + m]
-                w_wrong = expected_counts[g, 1 - z, z * n_nodes + m]
+                k = z * n_nodes + m
+                w_correct = expected_counts[g, z, k]
+                w_wrong = expected_counts[g, 1 - z, k]
                 if w_correct == 0.0 and w_wrong == 0.0:
                     continue
-                x = d[m] * (alpha - b[m])
-                correct, wrong, s, slope, _ = _terms(x, log_guess[m], log_noguess[m], guess[m],
-                                                     noguess[m])
-                total += w_correct * correct + w_wrong * wrong
+                s = sigma[g, k]
+                h_x = slope[g, k]
                 s1 = 1.0 - s
-                # d/dx log σ(-x) = -σ(x); d²/dx² = -σ(1-σ).
-                curv_c = slope * (1.0 - 2.0 * s) - slope * slope
+                curv_c = h_x * (1.0 - 2.0 * s) - h_x * h_x
                 dm = d[m]
-                grad += dm * (w_correct * slope - w_wrong * s)
+                grad += dm * (w_correct * h_x - w_wrong * s)
                 hess += dm * dm * (w_correct * curv_c - w_wrong * s * s1)
             gradient[g, z] = grad
             hessian[g, z] = hess
-        value[g] = total
 
 
 @serial_and_parallel
-def rater_expected_loglik_value(expected_counts, alpha_sens, alpha_spec, b, d, log_guess,
-                                log_noguess, value):
-    """``value`` of :func:`rater_expected_loglik` alone, summed in the same
-    order (the same bits): what the Newton step's line search compares,
-    without the derivatives' arithmetic."""
-    n_nodes = b.shape[0]
-    guess, noguess = np.exp(log_guess), np.exp(log_noguess)
-    for g in prange(alpha_sens.shape[0]):
-        total = 0.0
-        for z in range(2):
-            alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
-            for m in range(n_nodes):
-                w_correct = expected_counts[g, z, z * n_nodes + m]
-                w_wrong = expected_counts[g, 1 - z, z * n_nodes + m]
-                if w_correct == 0.0 and w_wrong == 0.0:
-                    continue
-                correct, wrong = _log_correct_wrong(d[m] * (alpha - b[m]), log_guess[m],
-                                                    log_noguess[m], guess[m], noguess[m])
-                total += w_correct * correct + w_wrong * wrong
-        value[g] = total
+def rater_values(expected_counts, table, groups, value):
+    """``value[g]`` of :func:`rater_derivatives` alone for the groups in
+    ``groups`` (the same bits): what the Newton step's line search compares."""
+    n_nodes = table.shape[2] // 2
+    for r in prange(groups.shape[0]):
+        g = groups[r]
+        value[g] = _group_value(expected_counts, table, g, n_nodes)
+
+
+NODE_BLOCK = 64  # nodes per parallel block of the node kernels (fixed: results do not depend on threads)
 
 
 @serial_and_parallel
-def node_expected_loglik_value(expected_counts, alpha_sens, alpha_spec, b, d, log_guess,
-                               log_noguess, value, table):
-    """``value`` of :func:`node_derivatives` alone, summed in the same order
-    (the same bits), for the line search of the hyperparameter step.
-
-    With ``table`` of shape ``(n_groups, 2, 2 * M)`` (not ``(0, 2, 0)``),
-    also every term log P(y | z, m; α_g) into it, as
-    :func:`rating_log_table` would (the same bits): when the step is
-    accepted, these are the next local step's table.
-    """
-    n_nodes = b.shape[0]
-    fill = table.shape[0] > 0
-    for m in prange(n_nodes):
-        dm = d[m]
-        guess, noguess = np.exp(log_guess[m]), np.exp(log_noguess[m])
-        total = 0.0
-        for g in range(alpha_sens.shape[0]):
+def node_values(expected_counts, table, value):
+    """``value`` of :func:`node_derivatives` alone (the same bits), for the
+    line search of the hyperparameter step."""
+    n_groups = table.shape[0]
+    n_nodes = table.shape[2] // 2
+    for block in prange((n_nodes + NODE_BLOCK - 1) // NODE_BLOCK):
+        lo = block * NODE_BLOCK
+        hi = min(lo + NODE_BLOCK, n_nodes)
+        for m in range(lo, hi):
+            value[m] = 0.0
+        # groups outer, nodes inner: each node sums its groups in order,
+        # reading the terms along their rows
+        for g in range(n_groups):
             for z in range(2):
-                alpha, w_correct, w_wrong = _weights(expected_counts, alpha_sens, alpha_spec,
-                                                     g, z, m, n_nodes)
-                if w_correct == 0.0 and w_wrong == 0.0 and not fill:
-                    continue
-                correct, wrong = _log_correct_wrong(dm * (alpha - b[m]), log_guess[m],
-                                                    log_noguess[m], guess, noguess)
-                if fill:
-                    table[g, z, z * n_nodes + m] = correct
-                    table[g, 1 - z, z * n_nodes + m] = wrong
-                if w_correct == 0.0 and w_wrong == 0.0:
-                    continue
-                total += w_correct * correct + w_wrong * wrong
-        value[m] = total
+                for m in range(lo, hi):
+                    k = z * n_nodes + m
+                    w_correct = expected_counts[g, z, k]
+                    w_wrong = expected_counts[g, 1 - z, k]
+                    if w_correct == 0.0 and w_wrong == 0.0:
+                        continue
+                    value[m] += w_correct * table[g, z, k] + w_wrong * table[g, 1 - z, k]
 
 
 @serial_and_parallel
-def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, log_noguess,
-                     value, gradient, hessian):
+def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, table, sigma,
+                     slope, ratio, value, gradient, hessian):
     """Expected log likelihood at each node, summed over groups, with its
-    first and second derivatives in the node's item effects.
+    first and second derivatives in the node's item effects, from the terms
+    of :func:`rater_node_terms` at these abilities and nodes.
 
     With t = logit λ, for node m: ``value[m]`` = Σ_{g,y,z} W[g, y, z*M+m]
     log P(y | z, m; α_g); ``gradient[:, m]`` its derivatives in (b[m], d[m],
     t[m]); ``hessian[:, m]`` the second derivatives (bb, dd, tt, bd, bt, dt).
     The item-population hyperparameters set the node values, so these give
     the exact gradient and Hessian of their Newton step (DESIGN §6.5) from
-    one pass.  Nodes run in parallel, each summing its groups in order, so
-    results do not depend on the number of threads.
+    one pass.  Blocks of nodes run in parallel, each node summing its groups
+    in order, so results do not depend on the number of threads.
 
     Per term, with x = d (α - b), s = σ(x), P = λ + (1-λ)s and r = (1-λ)/P,
     the correct-rating log probability h = log P has
@@ -344,48 +420,52 @@ def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, l
     ∂/∂b = -d ∂/∂x, ∂/∂d = (α - b) ∂/∂x and ∂²/∂b∂d picks up -h_x.
     """
     n_nodes = b.shape[0]
-    for m in prange(n_nodes):
-        dm = d[m]
-        guessing = log_guess[m] > -np.inf
-        lam = np.exp(log_guess[m]) if guessing else 0.0
-        noguess = np.exp(log_noguess[m])
-        total = 0.0
-        g_b = g_d = g_t = 0.0
-        h_bb = h_dd = h_tt = h_bd = h_bt = h_dt = 0.0
-        for g in range(alpha_sens.shape[0]):
+    n_groups = table.shape[0]
+    guessing = np.empty(n_nodes, dtype=np.bool_)
+    lam = np.zeros(n_nodes)
+    for m in range(n_nodes):
+        guessing[m] = log_guess[m] > -np.inf
+        if guessing[m]:
+            lam[m] = np.exp(log_guess[m])
+    for block in prange((n_nodes + NODE_BLOCK - 1) // NODE_BLOCK):
+        lo = block * NODE_BLOCK
+        hi = min(lo + NODE_BLOCK, n_nodes)
+        for m in range(lo, hi):
+            value[m] = 0.0
+            for c in range(3):
+                gradient[c, m] = 0.0
+            for c in range(6):
+                hessian[c, m] = 0.0
+        for g in range(n_groups):
             for z in range(2):
-                alpha, w_correct, w_wrong = _weights(expected_counts, alpha_sens, alpha_spec,
-                                                     g, z, m, n_nodes)
-                if w_correct == 0.0 and w_wrong == 0.0:
-                    continue
-                e = alpha - b[m]
-                correct, wrong, s, slope, r = _terms(dm * e, log_guess[m], log_noguess[m], lam,
-                                                     noguess)
-                total += w_correct * correct + w_wrong * wrong
-                s1 = 1.0 - s
-                # x-derivatives, weighted sums of the correct and wrong terms
-                hx = w_correct * slope - w_wrong * s
-                hxx = w_correct * (slope * (1.0 - 2.0 * s) - slope * slope) - w_wrong * s * s1
-                g_b -= dm * hx
-                g_d += e * hx
-                h_bb += dm * dm * hxx
-                h_dd += e * e * hxx
-                h_bd -= dm * e * hxx + hx
-                if guessing:
-                    ht_c = lam * s1 * r
-                    g_t += w_correct * ht_c - w_wrong * lam
-                    h_tt += (w_correct * ht_c * ((1.0 - 2.0 * lam) - lam * s1 * r)
-                             - w_wrong * lam * (1.0 - lam))
-                    hxt = -w_correct * s * s1 * lam * r * (1.0 + s1 * r)
-                    h_bt -= dm * hxt
-                    h_dt += e * hxt
-        value[m] = total
-        gradient[0, m] = g_b
-        gradient[1, m] = g_d
-        gradient[2, m] = g_t
-        hessian[0, m] = h_bb
-        hessian[1, m] = h_dd
-        hessian[2, m] = h_tt
-        hessian[3, m] = h_bd
-        hessian[4, m] = h_bt
-        hessian[5, m] = h_dt
+                alpha = alpha_sens[g] if z == 1 else alpha_spec[g]
+                for m in range(lo, hi):
+                    k = z * n_nodes + m
+                    w_correct = expected_counts[g, z, k]
+                    w_wrong = expected_counts[g, 1 - z, k]
+                    if w_correct == 0.0 and w_wrong == 0.0:
+                        continue
+                    dm = d[m]
+                    e = alpha - b[m]
+                    s = sigma[g, k]
+                    h_x = slope[g, k]
+                    value[m] += w_correct * table[g, z, k] + w_wrong * table[g, 1 - z, k]
+                    s1 = 1.0 - s
+                    # x-derivatives, weighted sums of the correct and wrong terms
+                    hx = w_correct * h_x - w_wrong * s
+                    hxx = w_correct * (h_x * (1.0 - 2.0 * s) - h_x * h_x) - w_wrong * s * s1
+                    gradient[0, m] -= dm * hx
+                    gradient[1, m] += e * hx
+                    hessian[0, m] += dm * dm * hxx
+                    hessian[1, m] += e * e * hxx
+                    hessian[3, m] -= dm * e * hxx + hx
+                    if guessing[m]:
+                        lm = lam[m]
+                        r = ratio[g, k]
+                        ht_c = lm * s1 * r
+                        gradient[2, m] += w_correct * ht_c - w_wrong * lm
+                        hessian[2, m] += (w_correct * ht_c * ((1.0 - 2.0 * lm) - lm * s1 * r)
+                                          - w_wrong * lm * (1.0 - lm))
+                        hxt = -w_correct * s * s1 * lm * r * (1.0 + s1 * r)
+                        hessian[4, m] -= dm * hxt
+                        hessian[5, m] += e * hxt
