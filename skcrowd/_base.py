@@ -34,7 +34,7 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from . import _dask
-from ._kernels._common import row_argmax
+from ._kernels._common import count_codes, row_argmax
 from ._ratings import (RatingData, Ratings, encode, encode_labels, fit_classes, gold_per_item,
                        import_pandas, long_columns)
 
@@ -586,7 +586,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         data.start = start
         # Ratings per rater: the rater table's n_ratings and the weights of
         # the population rater (unknown_raters="prior").
-        self._rater_counts = np.bincount(data.rater, minlength=self.n_features_in_)
+        self._rater_counts = np.zeros(self.n_features_in_, dtype=np.intp)
+        count_codes(data.rater, self._rater_counts)
         return data, self._clamp(data, self._fit_encoded(data, **fit_params))
 
     def _start_state(self, init_params):
@@ -1144,10 +1145,18 @@ class CrowdModel(CrowdEstimator):
         full and shrinks back after a rejection (the SQUAREM package's
         ``step.max`` rule).
 
-        The stopping rule is the plain one, tested only on plain updates:
-        stop when one global update and its local step change the
-        objective by less than ``tol``.  ``history`` holds the objective of
-        every kept state (a rejected extrapolation is not one).
+        The stopping rule is tested on every step of the kept sequence:
+        stop when one pass changes the objective by less than ``tol``.  For
+        a plain step that is the plain rule.  A kept extrapolated step θ1 →
+        θ' counts when it also went at least as far as the plain step θ1 →
+        θ2 that it replaces is forecast to go (:func:`_forecast_plain_gain`):
+        then the plain loop would stop after that step (forecast), at a
+        point no better than θ'.  A poorer
+        extrapolation, which may have traded a gain along the slow
+        direction for losses along fast ones, is never the reason to stop.
+        ``history`` holds the objective of every kept state (a rejected
+        extrapolation is not one), so a converged fit's last difference is
+        below ``tol`` either way.
         """
         limit = self.max_iter if max_iter is None else max_iter
         started = perf_counter()
@@ -1183,8 +1192,8 @@ class CrowdModel(CrowdEstimator):
                 continue
             # θ2 = G(θ1) needs only θ1's statistics: no pass.
             second = self._global_update(data, first.params, first.stats)
-            trial, a, at_max = self._extrapolate(state.params, first.params, second,
-                                                 second, step_max)
+            trial, a, at_max, rate = self._extrapolate(state.params, first.params, second,
+                                                       second, step_max)
             if trial is not None:
                 checkpoint = getattr(data, "checkpoint", lambda: None)()
                 candidate = self._evaluate(data, trial)
@@ -1196,6 +1205,10 @@ class CrowdModel(CrowdEstimator):
                     if progress is not None:
                         progress.iteration(restart, n_iter, candidate.objective, change,
                                            started, extrapolated=a)
+                    # θ' replaces the plain step θ1 -> θ2: that step's rule,
+                    # when θ' went at least as far as it is forecast to.
+                    forecast = _forecast_plain_gain(first.objective - state.objective, rate)
+                    converged = forecast <= change < self.tol
                     state = candidate
                     if at_max:
                         step_max *= 4.0
@@ -1214,7 +1227,9 @@ class CrowdModel(CrowdEstimator):
 
     def _extrapolate(self, params0, params1, params2, template, step_max):
         """SQUAREM's extrapolated parameters (None when a = -1), the step
-        length a and whether the longest step capped it."""
+        length a, whether the longest step capped it, and the squared ratio
+        |θ2 - θ1|² / |θ1 - θ0|² of the two plain steps' lengths (the
+        contraction rate of the objective's gains, for the stopping rule)."""
         x0, x1, x2 = (self._params_to_vector(p) for p in (params0, params1, params2))
         # Coordinates at ±inf (probabilities of exactly 0 or 1) stay put.
         free = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(x2)
@@ -1222,13 +1237,14 @@ class CrowdModel(CrowdEstimator):
         v = np.where(free, x2 - 2.0 * x1 + x0, 0.0)
         rr, vv = float(r @ r), float(v @ v)
         if not (vv > 0.0 and np.isfinite(rr) and np.isfinite(vv)):
-            return None, -1.0, False
+            return None, -1.0, False, np.inf
+        rate = float((r + v) @ (r + v)) / rr if rr > 0.0 else np.inf
         length = np.sqrt(rr / vv)
         a = -min(max(length, 1.0), step_max)
         if a == -1.0:  # θ' = θ2: nothing to gain
-            return None, a, length >= step_max
+            return None, a, length >= step_max, rate
         x = np.where(free, x0 - 2.0 * a * r + a * a * v, x2)
-        return self._params_from_vector(x, template), a, length >= step_max
+        return self._params_from_vector(x, template), a, length >= step_max, rate
 
     def _fit_encoded(self, data, **fit_params):
         start_state = getattr(data, "start", None)
@@ -1335,6 +1351,23 @@ class CrowdModel(CrowdEstimator):
     def _infer_items(self, data):
         with numba_threads(self.n_jobs):
             return self._local_step(data, self._fitted_params())[0]
+
+
+def _forecast_plain_gain(gain, rate):
+    """The objective gain forecast for the plain step θ2 = G(θ1) after the
+    plain step θ0 -> θ1 that gained ``gain``.
+
+    Near its fixed point EM converges linearly (Dempster, Laird & Rubin
+    1977): the error shrinks by a factor λ per step along the slowest
+    direction, so step lengths shrink by λ and the objective's gains, which
+    are quadratic in the error there, by λ².  ``rate`` is λ² estimated from
+    the two steps' lengths, |θ2 - θ1|² / |θ1 - θ0|² (both known after one
+    pass: θ2 is a global update from θ1's statistics).  Infinite (no
+    forecast, so no stop) unless ``gain`` is positive.
+    """
+    if not (gain > 0.0 and np.isfinite(rate)):
+        return np.inf
+    return gain * rate
 
 
 class _Alone:

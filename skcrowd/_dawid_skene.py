@@ -251,11 +251,12 @@ class DawidSkene(CrowdModel):
         elif seed is None:
             # the vote shares go straight into the counts (one pass, no
             # posterior array)
-            counts, class_counts = np.empty((K, J * K)), np.empty(K)
+            counts, class_counts = np.empty((J * K, K)), np.empty(K)
             item_ptr, cell = _unsigned_index(data)
             kernels.vote_share_counts(item_ptr, data.label, cell, K, counts, class_counts)
-            return {"confusion_counts": _cells_to_confusion(counts, J),
-                    "class_counts": class_counts}
+            # [rater, given, true] -> [rater, true, given]
+            confusion = np.ascontiguousarray(counts.reshape(J, K, K).transpose(0, 2, 1))
+            return {"confusion_counts": confusion, "class_counts": class_counts}
         else:
             posterior = item_dirichlet(item_ids_of(data), seed, data.n_classes)
         return self._stats(data, apply_evidence(posterior, data))

@@ -18,6 +18,8 @@ from numbers import Integral, Number
 import numpy as np
 import scipy.sparse as sp
 
+from ._kernels._common import count_codes, lookup_codes
+
 __all__ = ["Ratings"]
 
 
@@ -484,9 +486,9 @@ class RatingData:
         for kernels whose per-rater tables are indexed by (rater, label)."""
         if self.n_raters * self.n_classes >= 2**31:
             raise ValueError("Too many raters x classes for int32 cell indices.")
-        return (self.rater.astype(np.int32) * np.int32(self.n_classes) + self.label).astype(
-            np.int32
-        )
+        cell = np.multiply(self.rater, np.int32(self.n_classes), dtype=np.int32)
+        cell += self.label
+        return cell
 
     @cached_property
     def ratings_per_item(self):
@@ -578,9 +580,9 @@ def gold_per_item(y, item_ids):
 
 
 def _integer_offsets(values):
-    """``(lowest, values - lowest as intp)`` for labels that are integers in
-    a range no longer than a few times their number (integer or boolean
-    dtype, or floats holding whole numbers), else None.
+    """``(lowest, values - lowest as intp, highest - lowest + 1)`` for labels
+    that are integers in a range no longer than a few times their number
+    (integer or boolean dtype, or floats holding whole numbers), else None.
 
     Labels on a small integer scale are the common case, and for them a
     count and a table lookup replace ``np.unique`` and ``np.searchsorted``
@@ -590,7 +592,7 @@ def _integer_offsets(values):
     if len(values) == 0 or kind not in "biuf":
         return None
     if kind == "b":
-        return 0, values.view(np.uint8)
+        return 0, values.view(np.uint8).astype(np.intp), 2
     lowest, highest = values.min(), values.max()
     limit = max(4 * len(values), 1024)
     if kind == "f":
@@ -603,24 +605,38 @@ def _integer_offsets(values):
         if not np.array_equal(offsets, shifted) or (
                 lowest <= 0 <= highest and np.any(np.signbit(values[values == 0]))):
             return None
-        return lowest, offsets
+        return lowest, offsets, int(highest - lowest) + 1
     # beyond 2**53 the classes' float comparison in the lookup is not exact
     if int(highest) - int(lowest) > limit or max(-int(lowest), int(highest)) >= 2**53:
         return None
-    # widen first: in a narrow dtype values - lowest can wrap around
-    return lowest, values.astype(np.intp) - np.intp(lowest)
+    # widened first (the subtraction is in intp): in a narrow dtype
+    # values - lowest can wrap around
+    return lowest, np.subtract(values, np.intp(lowest), dtype=np.intp), \
+        int(highest) - int(lowest) + 1
 
 
-def _unique_labels(labels):
-    """``np.unique(labels)``, by counting when the labels are small integers."""
+def _unique_labels(labels, codes=False):
+    """``np.unique(labels)``, by counting when the labels are small integers;
+    with ``codes=True`` also the labels' codes into it (int32), as
+    :func:`encode_labels` gives them (None off the counting path)."""
     fast = _integer_offsets(labels)
     if fast is None:
-        return np.unique(labels)
-    lowest, offsets = fast
-    present = np.flatnonzero(np.bincount(offsets))
+        return (np.unique(labels), None) if codes else np.unique(labels)
+    lowest, offsets, size = fast
+    counts = np.zeros(size, dtype=np.int64)
+    count_codes(offsets, counts)
+    present = np.flatnonzero(counts)
     if labels.dtype.kind == "b":
-        return present.astype(bool)
-    return (present + lowest).astype(labels.dtype)
+        classes = present.astype(bool)
+    else:
+        classes = (present + lowest).astype(labels.dtype)
+    if not codes:
+        return classes
+    table = np.full(size, -1, dtype=np.int32)
+    table[present] = np.arange(len(present), dtype=np.int32)
+    label_codes = np.empty(len(labels), dtype=np.int32)
+    lookup_codes(table, offsets, label_codes)
+    return classes, label_codes
 
 
 def _integer_label_codes(labels, classes):
@@ -632,16 +648,15 @@ def _integer_label_codes(labels, classes):
     fast = _integer_offsets(labels)
     if fast is None:
         return None
-    lowest, offsets = fast
-    size = int(offsets.max()) + 1
+    lowest, offsets, size = fast
     table = np.full(size, -1, dtype=np.int32)
     # the classes that are whole numbers inside the labels' range
     with np.errstate(invalid="ignore"):
         shifted = classes.astype(np.float64) - float(lowest)
     inside = (shifted >= 0) & (shifted < size) & (shifted == np.floor(shifted))
     table[shifted[inside].astype(np.intp)] = np.flatnonzero(inside).astype(np.int32)
-    codes = table[offsets]
-    return codes if codes.min() >= 0 else None
+    codes = np.empty(len(labels), dtype=np.int32)
+    return codes if lookup_codes(table, offsets, codes) < 0 else None
 
 
 def encode_labels(labels, classes):
@@ -829,14 +844,20 @@ def fit_classes(estimator, labels, scale=None):
     """Set ``estimator.classes_`` from its ``classes`` parameter, else the
     ``scale`` (the categories of a categorical label column), else the
     labels seen (any array holding every label); checked against the
-    model's ``_min_classes``."""
+    model's ``_min_classes``.
+
+    Returns the codes of ``labels`` into ``classes_`` when the classes were
+    counted from them (small integer labels: found in the same passes),
+    else None.
+    """
+    codes = None
     if estimator.classes is not None:
         estimator.classes_ = check_classes(estimator.classes)
     elif scale is not None:
         estimator.classes_ = check_classes(scale)
     else:
         try:
-            estimator.classes_ = _unique_labels(labels)
+            estimator.classes_, codes = _unique_labels(labels, codes=True)
         except TypeError:
             raise ValueError("Labels must all be of one type (numbers or strings).") from None
     classes = estimator.classes_
@@ -853,6 +874,7 @@ def fit_classes(estimator, labels, scale=None):
             "every item will get it. Pass classes=[...] to name the scale.",
             UserWarning,
         )
+    return codes
 
 
 def map_raters(ratings, fitted_ids, model_name, unknown_raters="error"):
@@ -915,7 +937,9 @@ def encode(estimator, X, *, reset):
             raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
         labels = _check_wide_labels(ratings.label) if (
             form == "wide" and estimator.classes is None and scale is None) else ratings.label
-        fit_classes(estimator, labels, scale)
+        codes = fit_classes(estimator, labels, scale)
+        if labels is not ratings.label:
+            codes = None
     elif form in ("long", "ratings"):
         rater = map_raters(ratings, estimator.rater_ids_, type(estimator).__name__,
                            getattr(estimator, "unknown_raters", "error"))
@@ -923,7 +947,8 @@ def encode(estimator, X, *, reset):
             n_raters = estimator.n_features_in_ + 1
     else:
         rater = ratings._rater
-    codes = encode_labels(ratings.label, estimator.classes_)
+    if not reset or codes is None:
+        codes = encode_labels(ratings.label, estimator.classes_)
     return RatingData(
         ratings._item,
         rater,

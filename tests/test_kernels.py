@@ -223,9 +223,9 @@ def test_vote_share_counts_match_numpy(small_any_k):
     votes = np.zeros((data.n_items, K))
     np.add.at(votes, (data.item, data.label), 1.0)
     shares = (votes + 1e-12) / (votes + 1e-12).sum(axis=1, keepdims=True)
-    counts, class_counts = np.empty((K, data.n_raters * K)), np.empty(K)
+    counts, class_counts = np.empty((data.n_raters * K, K)), np.empty(K)
     _dawid_skene.vote_share_counts(*_unsigned(data)[:1], data.label, _unsigned(data)[1], K,
                                    counts, class_counts)
-    counts = counts.reshape(K, data.n_raters, K).transpose(1, 0, 2)
+    counts = counts.reshape(data.n_raters, K, K).transpose(0, 2, 1)
     np.testing.assert_allclose(counts, _reference_counts(data, shares), rtol=1e-12)
     np.testing.assert_allclose(class_counts, shares.sum(axis=0), rtol=1e-12)

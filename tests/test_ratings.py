@@ -107,6 +107,12 @@ def test_counting_unique_and_codes_equal_numpy(labels):
     unique = _unique_labels(labels)
     assert unique.dtype == classes.dtype
     np.testing.assert_array_equal(unique, classes)
+    # the codes found in the same passes (fit): those of searchsorted
+    also, codes = _unique_labels(labels, codes=True)
+    np.testing.assert_array_equal(also, classes)
+    if codes is not None:
+        assert codes.dtype == np.int32
+        np.testing.assert_array_equal(codes, np.searchsorted(classes, labels))
     if classes.dtype.kind == "f":
         np.testing.assert_array_equal(np.signbit(unique), np.signbit(classes))
     wider = [classes]
@@ -126,6 +132,7 @@ def test_counting_path_is_taken_for_small_integer_labels():
     assert _integer_offsets(np.array([1.0, 3.0])) is not None
     assert _integer_offsets(np.array([1.0, 2.5])) is None
     assert _integer_offsets(np.array([0, 10**7])) is None
+    assert _unique_labels(np.array([4, 2, 9]), codes=True)[1] is not None
 
 
 def test_ratings_work_with_cross_validation():

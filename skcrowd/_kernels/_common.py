@@ -66,6 +66,27 @@ def normalize_log_inplace(log_p):
     return top + np.log(total)
 
 
+@njit(cache=True, nogil=True)
+def count_codes(codes, counts):
+    """``counts[c]`` += 1 for each code ``c`` in ``codes`` (every code in
+    ``0 .. len(counts) - 1``); ``np.bincount`` without its checks and casts."""
+    for n in range(codes.shape[0]):
+        counts[codes[n]] += 1
+
+
+@njit(cache=True, nogil=True)
+def lookup_codes(table, offsets, codes):
+    """``codes[n] = table[offsets[n]]`` (every offset in the table); returns
+    the first ``n`` whose entry is negative (not a class), or -1."""
+    bad = -1
+    for n in range(offsets.shape[0]):
+        code = table[offsets[n]]
+        codes[n] = code
+        if code < 0 and bad < 0:
+            bad = n
+    return bad
+
+
 @serial_and_parallel
 def vote_counts(item_ptr, label, n_classes, counts):
     """``counts[i, k]`` = number of ratings of item ``i`` with label ``k``."""

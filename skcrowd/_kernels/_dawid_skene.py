@@ -211,9 +211,11 @@ def vote_share_counts(item_ptr, label, cell, n_classes, counts, class_counts):
     an item without ratings starts uniform) added into the (rater, label)
     cell of each of its ratings.
 
-    ``counts`` is laid out as :func:`e_step`'s ``log_likelihood``
-    (``(n_classes, n_raters * n_classes)``); ``class_counts[k]`` = Σ_i of
-    the shares.  Serial: one pass over the ratings (in item order).
+    ``counts`` is cell-major, ``(n_raters * n_classes, n_classes)``: row
+    ``cell`` holds the shares of the true classes, so a rating's K adds
+    land side by side (in the true-class-major layout of :func:`e_step`
+    they were K cache lines apart); ``class_counts[k]`` = Σ_i of the shares.
+    Serial: one pass over the ratings (in item order).
     """
     shares = np.empty(n_classes)
     counts[:] = 0.0
@@ -231,5 +233,6 @@ def vote_share_counts(item_ptr, label, cell, n_classes, counts, class_counts):
             shares[k] /= total
             class_counts[k] += shares[k]
         for n in range(item_ptr[i], item_ptr[i + 1]):
+            r = cell[n]
             for k in range(n_classes):
-                counts[k, cell[n]] += shares[k]
+                counts[r, k] += shares[k]
