@@ -446,6 +446,7 @@ class IRT3PL(CrowdModel):
             return np.log(np.array([1.0 - prior, prior]))
 
     def _local_step(self, data, params):
+        parallel = bool(params.get("parallel", True))
         pat = _patterns(data)
         grid = self._grid()
         b, d, log_guess, log_noguess = self._node_values(grid, params["hyper"])
@@ -462,8 +463,9 @@ class IRT3PL(CrowdModel):
             # parameters (one row per group: a shared row without rater effects)
             table[:J] = tabled["table"]
         else:
-            kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
-                                                      b, d, log_guess, log_noguess, table[:J])
+            _pick(kernels.rating_log_table, table.size, parallel)(
+                params["alpha_sens"], params["alpha_spec"], b, d, log_guess, log_noguess,
+                table[:J])
         if gold_rows:
             table[J] = -np.inf
             table[J, 0, :M] = table[J, 1, M:] = 0.0
@@ -481,13 +483,14 @@ class IRT3PL(CrowdModel):
         loglik = np.empty(P)
         # Waking threads costs more than a small local step (caries: 32 patterns).
         work = len(pat["rater"]) * 2 * M
-        kernel = kernels.pattern_posteriors if work > PARALLEL_WORK else kernels.pattern_posteriors_serial
+        kernel = (kernels.pattern_posteriors if parallel and work > PARALLEL_WORK
+                  else kernels.pattern_posteriors_serial)
         kernel(
             pat["ptr"], pat["rater"], pat["label"], pat["count"], log_prior, table,
             chunk_ptr, node_values, counts, touched, proba1, effects, loglik,
         )
         expected_counts = np.empty((J, 2, 2 * M))
-        kernels.sum_chunks.pick(expected_counts.size)(counts, touched, expected_counts)
+        _pick(kernels.sum_chunks, expected_counts.size, parallel)(counts, touched, expected_counts)
         # Switched-off effects are constants, not averages that round off them.
         effects[:, 0] = effects[:, 0] if self.difficulty else 0.0
         effects[:, 1] = effects[:, 1] if self.discrimination else 1.0
@@ -530,7 +533,7 @@ class IRT3PL(CrowdModel):
         hess = np.stack([np.full_like(spec, -1 / sp**2), np.full_like(sens, -1 / ss**2)], 1)
         return value, grad, hess
 
-    def _terms(self, sens, spec, nodes, groups=None, out=None):
+    def _terms(self, sens, spec, nodes, groups=None, out=None, parallel=True):
         """Every group's terms at ``nodes`` (:func:`kernels.rater_node_terms`):
         a dict of ``table``, ``sigma``, ``slope``, ``ratio``; only the rows
         of ``groups`` (default all) are computed into ``out`` (default new)."""
@@ -540,23 +543,23 @@ class IRT3PL(CrowdModel):
                    "slope": np.empty((G, 2 * M)), "ratio": np.empty((G, 2 * M))}
         if groups is None:
             groups = np.arange(G, dtype=np.int64)
-        kernels.rater_node_terms.pick(len(groups) * 4 * M)(
+        _pick(kernels.rater_node_terms, len(groups) * 4 * M, parallel)(
             sens, spec, *nodes, groups, out["table"], out["sigma"], out["slope"], out["ratio"])
         return out
 
-    def _rater_terms(self, W, sens, spec, nodes, terms):
+    def _rater_terms(self, W, sens, spec, nodes, terms, parallel=True):
         """Each group's expected log posterior and its α-derivatives, from
         ``terms`` at (sens, spec, nodes)."""
         G = len(sens)
         value = np.empty(G)
         grad = np.empty((G, 2))
         hess = np.empty((G, 2))
-        kernels.rater_derivatives.pick(W.size)(W, terms["table"], terms["sigma"],
-                                               terms["slope"], nodes[1], value, grad, hess)
+        _pick(kernels.rater_derivatives, W.size, parallel)(
+            W, terms["table"], terms["sigma"], terms["slope"], nodes[1], value, grad, hess)
         pv, pg, ph = self._rater_log_prior(sens, spec)
         return value + pv, grad + pg, hess + ph
 
-    def _rater_newton(self, W, sens, spec, nodes, terms):
+    def _rater_newton(self, W, sens, spec, nodes, terms, parallel=True):
         """One safeguarded Newton step per group in the free parameters.
 
         sens/spec: θ = (u, v), α^sens = (e^u + v)/2, α^spec = (e^u - v)/2, so
@@ -566,7 +569,7 @@ class IRT3PL(CrowdModel):
         ``terms`` are at (sens, spec, nodes); returns the new abilities and
         the terms at them (each trial evaluates the groups still searching).
         """
-        f0, g, h = self._rater_terms(W, sens, spec, nodes, terms)
+        f0, g, h = self._rater_terms(W, sens, spec, nodes, terms, parallel)
         one = self._rater_mode() == "one"
         e = sens + spec if not one else sens
         u = np.log(e)
@@ -607,8 +610,8 @@ class IRT3PL(CrowdModel):
         for _ in range(40):
             trial = theta + scale * step
             ts, tp = _alphas(trial, one)
-            new = self._terms(ts, tp, nodes, searching, new)
-            kernels.rater_values.pick(len(searching) * 4 * len(nodes[0]))(
+            new = self._terms(ts, tp, nodes, searching, new, parallel)
+            _pick(kernels.rater_values, len(searching) * 4 * len(nodes[0]), parallel)(
                 W, new["table"], searching, value)
             f1 = value[searching] + self._rater_log_prior(ts, tp)[0][searching]
             ok = (f1 >= f0[searching]) & np.isfinite(f1)
@@ -622,7 +625,8 @@ class IRT3PL(CrowdModel):
             new[key][searching] = terms[key][searching]
         return new_sens, new_spec, new
 
-    def _hyper_objective(self, vec, W, sens, spec, grid, value_only=False, terms=None):
+    def _hyper_objective(self, vec, W, sens, spec, grid, value_only=False, terms=None,
+                         parallel=True):
         """Expected log likelihood + hyperprior as a function of the item
         population (log scales, guessing mean): value, gradient, Hessian.
 
@@ -637,17 +641,17 @@ class IRT3PL(CrowdModel):
         hyper = _hyper_from_vector(names, vec)
         b, d, log_guess, log_noguess = nodes = self._node_values(grid, hyper)
         if terms is None:
-            terms = self._terms(sens, spec, nodes)
+            terms = self._terms(sens, spec, nodes, parallel=parallel)
         M = len(b)
         node_value = np.empty(M)
         if value_only:  # the line search: the same sum without the derivatives
-            kernels.node_values.pick(W.size)(W, terms["table"], node_value)
+            _pick(kernels.node_values, W.size, parallel)(W, terms["table"], node_value)
             return float(node_value.sum()) + _hyper_log_prior(names, vec), terms
         node_grad = np.empty((3, M))
         node_hess = np.empty((6, M))
-        kernels.node_derivatives.pick(W.size)(W, sens, spec, b, d, log_guess, terms["table"],
-                                              terms["sigma"], terms["slope"], terms["ratio"],
-                                              node_value, node_grad, node_hess)
+        _pick(kernels.node_derivatives, W.size, parallel)(
+            W, sens, spec, b, d, log_guess, terms["table"], terms["sigma"], terms["slope"],
+            terms["ratio"], node_value, node_grad, node_hess)
         # Node coordinate (0: b, 1: d, 2: t) of each hyperparameter, its first
         # derivative dθ and its own second derivative d²θ.
         coord, first, second = [], [], []
@@ -677,7 +681,7 @@ class IRT3PL(CrowdModel):
         hess -= np.eye(n) / HYPER_PRIOR_SD**2
         return value, grad, hess
 
-    def _hyper_newton(self, names, hyper, W, sens, spec, grid, terms):
+    def _hyper_newton(self, names, hyper, W, sens, spec, grid, terms, parallel=True):
         """One safeguarded Newton step on the item-population hyperparameters.
 
         Exact gradient and Hessian (at most four parameters); where the
@@ -689,7 +693,8 @@ class IRT3PL(CrowdModel):
         vec = _hyper_vector(names, hyper)
         low = np.array([HYPER_BOUNDS[n][0] for n in names])
         high = np.array([HYPER_BOUNDS[n][1] for n in names])
-        f0, g0, hess = self._hyper_objective(vec, W, sens, spec, grid, terms=terms)
+        f0, g0, hess = self._hyper_objective(vec, W, sens, spec, grid, terms=terms,
+                                             parallel=parallel)
         n = len(vec)
         top = np.linalg.eigvalsh(hess).max()
         if top > -1e-8:
@@ -700,9 +705,9 @@ class IRT3PL(CrowdModel):
         for _ in range(30):
             trial = np.clip(vec + step, low, high)
             nodes = self._node_values(grid, _hyper_from_vector(names, trial))
-            buffer = self._terms(sens, spec, nodes, out=buffer)
+            buffer = self._terms(sens, spec, nodes, out=buffer, parallel=parallel)
             f1, _ = self._hyper_objective(trial, W, sens, spec, grid, value_only=True,
-                                          terms=buffer)
+                                          terms=buffer, parallel=parallel)
             if np.isfinite(f1) and f1 >= f0:
                 return _hyper_from_vector(names, trial), buffer
             step *= 0.5
@@ -716,6 +721,7 @@ class IRT3PL(CrowdModel):
         names = self._hyper_names()
         learn = bool(self.learn_item_prior and names)
         rated = self._rater_mode() != "none"
+        parallel = bool(params.get("parallel", True))
         terms = None
         if rated or learn:
             # Every (group, node) term is evaluated once per trial point and
@@ -723,12 +729,13 @@ class IRT3PL(CrowdModel):
             # ended at exactly these parameters (not after an extrapolation).
             terms = _terms_at(params)
             if terms is None:
-                terms = self._terms(sens, spec, self._node_values(grid, hyper))
+                terms = self._terms(sens, spec, self._node_values(grid, hyper),
+                                    parallel=parallel)
         if rated:
             sens, spec, terms = self._rater_newton(W, sens, spec, self._node_values(grid, hyper),
-                                                   terms)
+                                                   terms, parallel)
         if learn:
-            hyper, terms = self._hyper_newton(names, hyper, W, sens, spec, grid, terms)
+            hyper, terms = self._hyper_newton(names, hyper, W, sens, spec, grid, terms, parallel)
         J = data.n_raters
         if not self.rater_effects:
             sens, spec = np.full(J, sens[0]), np.full(J, spec[0])
@@ -743,8 +750,38 @@ class IRT3PL(CrowdModel):
         else:
             # MAP under Beta(2, 2): (n_1 + 1) / (n + 2).
             prior = (stats["positive"] + 1.0) / (data.n_items + 2.0)
-        return {"alpha_sens": sens, "alpha_spec": spec, "prior": prior, "hyper": hyper,
-                "log_table": tabled}
+        new = {"alpha_sens": sens, "alpha_spec": spec, "prior": prior, "hyper": hyper,
+               "log_table": tabled}
+        if "parallel" in params:  # a restart in a thread (see _single_thread)
+            new["parallel"] = params["parallel"]
+        return new
+
+    # -- restarts in threads: the base loop's hooks ------------------------------------
+    @property
+    def _threaded_restarts(self):
+        return getattr(self, "_restarts_in_threads", False)
+
+    def _run_restarts(self, data, starts, progress, max_iter=None):
+        # Where the kernels dominate (the local step's work above the
+        # threshold that threads it), the restarts run in threads, their
+        # kernels serial (nogil) while another runs: a parallel region waits
+        # for every thread at each of the ~8 kernel calls of an iteration,
+        # which a shared machine makes slow.  Below it (caries) Python's share
+        # of an iteration is large and threads would contend for the GIL.  A
+        # dask fit's local steps run on the cluster: its restarts run in turn.
+        M = len(self._grid()[1])
+        self._restarts_in_threads = (not isinstance(data, DaskRatingData)
+                                     and len(_patterns(data)["rater"]) * 2 * M > PARALLEL_WORK)
+        try:
+            return super()._run_restarts(data, starts, progress, max_iter)
+        finally:
+            del self._restarts_in_threads
+
+    def _single_thread(self, params, alone):
+        # serial kernels while other restarts run, the parallel ones (equal to
+        # the last bit) once this restart runs alone: ``parallel`` is read as
+        # a bool at every step and passed on by the global update
+        return dict(params, parallel=alone)
 
     def _params_to_vector(self, params):
         """The coordinates the Newton steps work in: per rater
@@ -937,6 +974,12 @@ def _hyper_from_vector(names, vec):
 def _hyper_log_prior(names, vec):
     seed = _hyper_vector(names, SEED_ITEM_PRIOR)
     return float(-0.5 * np.sum(((np.asarray(vec) - seed) / HYPER_PRIOR_SD) ** 2))
+
+
+def _pick(kernel, size, parallel):
+    """``kernel``'s variant for ``size`` (see ``serial_and_parallel``); the
+    serial one while other restarts run in threads."""
+    return kernel.pick(size) if parallel else kernel.serial
 
 
 def _terms_at(params):

@@ -633,29 +633,45 @@ def test_empty_item_gets_prior_and_zero_score(small):
 
 
 def test_results_do_not_depend_on_n_jobs(small, monkeypatch):
+    import threading
+
     import numba
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("numba has one thread here: the threaded kernel cannot run")
     # The small set is below the threading threshold: lower it, and count the
-    # threaded kernel's calls, so that n_jobs=2 really runs it.
+    # threaded kernel's calls, so that n_jobs=2 really runs it; with two
+    # restarts they run in two threads (serial kernels while both run).
     monkeypatch.setattr(skcrowd._irt, "PARALLEL_WORK", -1)
     threaded = kernels.pattern_posteriors
-    calls = []
+    calls, threads = [], set()
 
     def counting(*args):
         calls.append(numba.get_num_threads())
         return threaded(*args)
 
+    local_step = IRT3PL._local_step
+
+    def recording(self, data, params):
+        threads.add(threading.get_ident())
+        return local_step(self, data, params)
+
     monkeypatch.setattr(kernels, "pattern_posteriors", counting)
-    a = IRT3PL(max_iter=15, n_jobs=1, random_state=0)
-    b = IRT3PL(max_iter=15, n_jobs=2, random_state=0)
-    with quiet():
-        a.fit(small.ratings)
-        b.fit(small.ratings)
-    assert 2 in calls, "the n_jobs=2 fit must run the threaded local step on 2 threads"
-    np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
-    np.testing.assert_array_equal(a.predict_proba(small.ratings), b.predict_proba(small.ratings))
+    monkeypatch.setattr(IRT3PL, "_local_step", recording)
+    for n_init in (1, 2):
+        a = IRT3PL(max_iter=15, n_init=n_init, n_jobs=1, random_state=0)
+        b = IRT3PL(max_iter=15, n_init=n_init, n_jobs=2, random_state=0)
+        with quiet():
+            a.fit(small.ratings)
+            threads.clear()
+            b.fit(small.ratings)
+        if n_init == 1:
+            assert 2 in calls, "the n_jobs=2 fit must run the threaded local step on 2 threads"
+        else:
+            assert len(threads) >= 2, "two restarts with n_jobs=2 run in two threads"
+        np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
+        np.testing.assert_array_equal(a._restart_histories[-1], b._restart_histories[-1])
+        np.testing.assert_array_equal(a.predict_proba(small.ratings), b.predict_proba(small.ratings))
 
 
 def test_parallel_and_serial_local_steps_agree(small, monkeypatch):
