@@ -9,6 +9,9 @@ Run from the repository root::
     python benchmarks/dawid_skene_prior_scan.py --only synthetic --seeds 5
     python benchmarks/dawid_skene_prior_scan.py --only pooled --seeds 3
     python benchmarks/dawid_skene_prior_scan.py --only hierarchical --seeds 3
+    python benchmarks/dawid_skene_prior_scan.py --only centred --seeds 3
+    python benchmarks/dawid_skene_prior_scan.py --only centred --seeds 3 --classes 8,10 \
+        --kinds "marginal s=fit b=0 hard"
     python benchmarks/dawid_skene_prior_scan.py --only raters   # raters' accuracy on gold
 
 A prior is (c, w): ``prior_correct`` = c pseudo-answers on the diagonal of
@@ -37,6 +40,14 @@ Bayes; no joint objective that this EM provably ascends), "variational"
 uses E[log theta] = psi(c + alpha) - psi(n + s): the exact coordinate
 ascent of the evidence lower bound with q(theta) Dirichlet (its alpha-step
 is then the same Polya fit).
+
+``centred`` tries a third prototype, not in the package: rater j's
+confusion rows ~ Dirichlet(1 + s m_j), m_j the one-coin row of the rater's
+own accuracy a_j ~ Beta(1 + b, 1 + b), s pseudo-answers per row at every
+K; a_j by the joint MAP ("map") or by type-II ML per rater ("marginal"),
+s fixed or fitted ("s=fit"), on expected or on hard counts ("hard").  It
+is measured on the shipped sets and on two simulated designs: raters 0.4
+to 0.9 right, and a weak crowd (chance to chance + 0.5, 30% spammers).
 """
 
 import argparse
@@ -44,7 +55,7 @@ import itertools
 import warnings
 
 import numpy as np
-from scipy.special import digamma
+from scipy.special import digamma, gammaln
 
 from skcrowd import DawidSkene, MajorityVote
 from skcrowd.datasets import (
@@ -93,6 +104,16 @@ def gold_table(title, first_column):
     mv = [accuracy(MajorityVote(), d.ratings, d.gold) for d in data.values()]
     print("| majority vote | " + " | ".join(f"{a:.4f}" for a in mv) + " |")
     return data
+
+
+def gold_row(data, kind, make_model):
+    """Accuracy of ``make_model(kind, K)`` on each shipped set, and the
+    model fitted to the last one (web)."""
+    cells = []
+    for d in data.values():
+        model = make_model(kind, len(np.unique(d.ratings.label)))
+        cells.append(accuracy(model, d.ratings, d.gold))
+    return cells, model
 
 
 def gold():
@@ -252,10 +273,7 @@ def hierarchical_model(kind, n_classes):
 def hierarchical(seeds):
     data = gold_table("Hierarchical prior (prototype): shipped gold sets", "prior")
     for kind in HIERARCHICAL:
-        cells = []
-        for d in data.values():
-            model = hierarchical_model(kind, len(np.unique(d.ratings.label)))
-            cells.append(accuracy(model, d.ratings, d.gold))
+        cells, model = gold_row(data, kind, hierarchical_model)
         print(f"| {kind} | " + " | ".join(f"{a:.4f}" for a in cells) + " |", flush=True)
         if kind.startswith("EB"):  # the fitted population rows of the last set (web)
             alpha = model.alpha_
@@ -287,6 +305,240 @@ def hierarchical(seeds):
         print(f"| {K} | {per_item} | {mv.mean():.4f} | {best[top]:.4f} {name(GRID[top])} | "
               + " | ".join(f"{a:.4f}" for a in mean) + f" | {gaps} | "
               f"{np.median(concentration):.0f} |", flush=True)
+
+
+def _bisect(derivative, shape, steps=60):
+    """Root in (0, 1) of a decreasing derivative, elementwise (bisection on
+    every rater at once; the concave objective's maximiser)."""
+    lo, hi = np.full(shape, 1e-9), np.full(shape, 1 - 1e-9)
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        up = derivative(mid) > 0
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+def _centre_rows(centre, K, errors=None):
+    """m_j: each rater's prior mean row, a_j on the diagonal and 1 - a_j
+    spread over the wrong labels as ``errors[k]`` (zero diagonal, rows
+    summing to one; default evenly, 1 / (K - 1) each), as [rater, true,
+    given]."""
+    if errors is None:
+        errors = (1 - np.eye(K)) / (K - 1)
+    rows = (1 - centre)[:, None, None] * errors[None]
+    idx = np.arange(K)
+    rows[:, idx, idx] = centre[:, None]
+    return rows
+
+
+class RaterCentredDawidSkene(DawidSkene):
+    """Prototype: rater j's confusion rows ~ Dirichlet(1 + s m_j), m_j its
+    one-coin row of accuracy a_j ~ Beta(1 + b, 1 + b); s pseudo-answers per
+    row whatever K.
+
+    ``centre_fit="map"``: joint MAP in (theta, a, pi), coordinate ascent
+    (theta closed form given a; a the 1-D concave maximiser given theta);
+    the objective includes the Dirichlet normalisers, and is recorded so
+    that the scan can check that it never decreases.  ``"marginal"``: a_j
+    by type-II ML per rater, the Polya likelihood of the rater's expected
+    counts with theta integrated out (parametric EB; theta the posterior
+    mean (c + s m) / (n + s), no joint objective).
+    """
+
+    def __init__(self, *, strength=4.0, centre_prior=1.0, centre_fit="map", errors="uniform",
+                 strength_steps=3, fit_counts="soft", max_iter=200, tol=1e-6):
+        super().__init__(prior_correct=0.0, prior_wrong=0.0, max_iter=max_iter, tol=tol,
+                         accelerate=False)
+        self.strength = strength
+        self.centre_prior = centre_prior
+        self.centre_fit = centre_fit
+        self.errors = errors
+        self.strength_steps = strength_steps
+        self.fit_counts = fit_counts
+
+    def get_params(self, deep=True):
+        return {"strength": self.strength, "centre_prior": self.centre_prior,
+                "centre_fit": self.centre_fit, "errors": self.errors,
+                "strength_steps": self.strength_steps, "fit_counts": self.fit_counts,
+                "max_iter": self.max_iter, "tol": self.tol}
+
+    def _local_step(self, data, params):
+        items, stats = super()._local_step(data, params)
+        if self.fit_counts == "hard":
+            K = data.n_classes
+            best = np.argmax(items["proba"], axis=1)[data.item]
+            cells = (np.asarray(data.rater) * K + best) * K + np.asarray(data.label)
+            stats["hard_counts"] = np.bincount(cells, minlength=data.n_raters * K * K).reshape(
+                data.n_raters, K, K).astype(float)
+        return items, stats
+
+    def _errors(self, counts, K):
+        """How each row's wrong mass is spread: evenly, or as the crowd's
+        pooled wrong answers (``errors="pooled"``, empirical Bayes in the
+        shape of the errors only)."""
+        if self.errors == "uniform":
+            return (1 - np.eye(K)) / (K - 1)
+        pooled = counts.sum(axis=0) + 1.0 / K
+        np.fill_diagonal(pooled, 0.0)
+        return pooled / pooled.sum(axis=1, keepdims=True)
+
+    def _centre_step(self, counts, confusion, K, errors, s=None):
+        s = self.strength if s is None else s
+        b = self.centre_prior
+        off_diagonal = 1 - np.eye(K)
+        if self.centre_fit == "map":
+            log_theta = np.log(confusion)
+            gap = (np.trace(log_theta, axis1=1, axis2=2)
+                   - np.sum(errors * log_theta, axis=(1, 2)))  # Σ_k
+
+            def derivative(a):
+                on = digamma(s * a + 1)
+                off = digamma(s * (1 - a)[:, None, None] * errors + 1)
+                return (s * gap - s * (K * on - np.sum(errors * off, axis=(1, 2)))
+                        + b / a - b / (1 - a))
+        else:
+            diag_counts = np.diagonal(counts, axis1=1, axis2=2)  # [rater, k]
+            safe = np.where(off_diagonal > 0, errors, 1.0)
+
+            def derivative(a):
+                on = s * a[:, None]
+                off = s * (1 - a)[:, None, None] * safe
+                d_on = np.sum(digamma(diag_counts + on) - digamma(on), axis=1)
+                d_off = np.sum(off_diagonal * errors * (digamma(counts + off) - digamma(off)),
+                               axis=(1, 2))
+                return s * d_on - s * d_off + b / a - b / (1 - a)
+        return _bisect(derivative, counts.shape[0])
+
+    def _global_update(self, data, params, stats):
+        K = data.n_classes
+        s = self.strength
+        counts = stats["confusion_counts"]
+        errors = self._errors(counts, K)
+        if params is None:  # the start: one-coin accuracy of the start's counts
+            correct = np.trace(counts, axis1=1, axis2=2)
+            centre = (correct + 1) / (counts.sum(axis=(1, 2)) + 2)
+        else:
+            centre = params["centre"]
+        if self.strength == "fit":
+            s = params["strength"] if params is not None else 4.0
+            # "hard": the type-II steps see the counts of each item's most
+            # probable class (as dispersed as counts of known labels), the
+            # rows still the soft counts
+            fitted = stats.get("hard_counts", counts) if self.fit_counts == "hard" else counts
+            for _ in range(self.strength_steps):
+                centre = self._centre_step(fitted, None, K, errors, s)
+                s = self._strength_step(fitted, centre, K, errors)
+            rows = counts + s * _centre_rows(centre, K, errors)
+            confusion = rows / rows.sum(axis=2, keepdims=True)
+        elif self.centre_fit == "map":
+            rows = counts + s * _centre_rows(centre, K, errors)
+            confusion = rows / rows.sum(axis=2, keepdims=True)
+            centre = self._centre_step(counts, confusion, K, errors)
+        else:
+            centre = self._centre_step(counts, None, K, errors)
+            rows = counts + s * _centre_rows(centre, K, errors)
+            confusion = rows / rows.sum(axis=2, keepdims=True)
+        prior = stats["class_counts"] + self.prior_class
+        return {"class_prior": prior / prior.sum(), "confusion": confusion, "centre": centre,
+                "errors": errors, "strength": s}
+
+    def _strength_step(self, counts, centre, K, errors):
+        """Type-II ML of the one strength s of all raters' rows: the Polya
+        likelihood of every row's expected counts at the rater's mean m_j,
+        with the hyperprior p(s) = (1 + s)^-2 (proper, the same at every
+        K); bisection on the derivative in log s."""
+        mean = _centre_rows(centre, K, errors)
+        n = counts.sum(axis=2)
+        rated = n > 0
+        lo, hi = np.log(0.05), np.log(1e4)
+        for _ in range(50):
+            s = np.exp(0.5 * (lo + hi))
+            cells = np.where(mean > 0, mean * (digamma(counts + s * mean)
+                                                - digamma(np.maximum(s * mean, 1e-300))), 0.0)
+            slope = np.sum(np.where(rated, digamma(s) - digamma(n + s) + cells.sum(axis=2),
+                                    0.0)) - 2 / (1 + s)
+            lo, hi = (0.5 * (lo + hi), hi) if slope > 0 else (lo, 0.5 * (lo + hi))
+        return float(np.exp(0.5 * (lo + hi)))
+
+    def _log_prior(self, params, data):
+        K, s, b = data.n_classes, params["strength"], self.centre_prior
+        a = params["centre"]
+        alpha = 1 + s * _centre_rows(a, K, params["errors"])
+        value = np.sum((alpha - 1) * np.log(params["confusion"]))
+        value += np.sum(gammaln(s + K) - gammaln(alpha).sum(axis=2))
+        value += np.sum(b * np.log(a) + b * np.log1p(-a))
+        return value + self.prior_class * np.sum(np.log(params["class_prior"]))
+
+    def _set_fitted(self, data, params, items):
+        super()._set_fitted(data, params, items)
+        self.centre_ = params["centre"]
+        self.strength_ = params["strength"]
+
+
+CENTRED = ["default", "split (1, 0.5)", "split (4, 1)", "map s=4 b=1", "marginal s=2 b=0",
+           "marginal s=4 b=0", "marginal s=8 b=0", "marginal s=4 b=1", "marginal s=fit b=0",
+           "marginal s=fit b=1"]
+
+
+def centred_model(kind, n_classes):
+    """``"<fit> s=<strength> b=<Beta pseudo-count>"``: the rater-centred
+    prototype; otherwise a fixed prior (:func:`pooled_model`)."""
+    if kind.startswith(("map", "marginal")):
+        fit, s, b, *counts = kind.split()
+        strength = s[2:] if s == "s=fit" else float(s[2:])
+        return RaterCentredDawidSkene(strength=strength, centre_prior=float(b[2:]),
+                                      centre_fit=fit, fit_counts=(counts or ["soft"])[0])
+    return pooled_model(kind, n_classes)
+
+
+def _weak_crowd(K, per_item, seed):
+    """The second design: web-like raters, accuracy uniform from chance to
+    chance + 0.5 and 30% spammers."""
+    return make_dawid_skene(1000, 60, per_item, K, accuracy=(1 / K, min(1 / K + 0.5, 0.95)),
+                            spammer_fraction=0.3, random_state=seed)
+
+
+def centred(seeds, classes=(2, 3, 5, 8, 10), kinds=None):
+    kinds = CENTRED if kinds is None else CENTRED[:3] + kinds
+    data = gold_table("Rater-centred prior (prototype): shipped gold sets", "prior")
+    for kind in kinds:
+        cells, model = gold_row(data, kind, centred_model)
+        note = ""
+        if kind.startswith(("map", "marginal")):  # web's fitted centres, the monotone check
+            history = np.asarray(model.objective_history_)
+            drop = float(np.min(np.diff(history))) if len(history) > 1 else 0.0
+            quartiles = np.round(np.quantile(model.centre_, [.25, .5, .75]), 2)
+            note = (f"  (web: a_j quartiles {quartiles}, s = {model.strength_:.1f}, "
+                    f"largest objective decrease {min(drop, 0):.1e})")
+        print(f"| {kind} | " + " | ".join(f"{a:.4f}" for a in cells) + f" |{note}", flush=True)
+    designs = (("rater accuracy uniform in (0.4, 0.9)",
+                lambda K, r, seed: make_dawid_skene(1000, 60, r, K, accuracy=(0.4, 0.9),
+                                                    random_state=seed)),
+               ("weak crowd: accuracy uniform in (1/K, 1/K + 0.5), 30% spammers", _weak_crowd))
+    for title, design in designs:
+        print(f"\n## Rater-centred prior (prototype): synthetic, 1000 items, 60 raters, {title}, "
+              f"mean over {seeds} seeds; last column: gaps of the centred priors to the best "
+              "of the grid (points)")
+        print("| K | ratings/item | majority vote | best of grid | " + " | ".join(kinds)
+              + " | gaps |")
+        print("|---|---|---|---|" + "---|" * (len(kinds) + 1))
+        for K, per_item in itertools.product(classes, (2, 3)):
+            scores = np.zeros((seeds, len(kinds)))
+            grid = np.zeros((seeds, len(GRID)))
+            mv = np.zeros(seeds)
+            for seed in range(seeds):
+                d = design(K, per_item, seed)
+                mv[seed] = accuracy(MajorityVote(), d.ratings, d.true_labels)
+                for g, kind in enumerate(kinds):
+                    scores[seed, g] = accuracy(centred_model(kind, K), d.ratings,
+                                               d.true_labels)
+                for g, prior in enumerate(GRID):
+                    grid[seed, g] = accuracy(model_for(prior, K), d.ratings, d.true_labels)
+            mean, best = scores.mean(axis=0), grid.mean(axis=0)
+            top = int(np.argmax(best))
+            gaps = " / ".join(f"{100 * (m - best[top]):+.1f}" for m in mean[3:])
+            print(f"| {K} | {per_item} | {mv.mean():.4f} | {best[top]:.4f} {name(GRID[top])} | "
+                  + " | ".join(f"{a:.4f}" for a in mean) + f" | {gaps} |", flush=True)
 
 
 def raters():
@@ -322,6 +574,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="gold,synthetic")
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--classes", default="2,3,5,8,10",
+                        help="K of the synthetic sets (--only centred)")
+    parser.add_argument("--kinds", default=None,
+                        help="rater-centred priors to try (--only centred), comma-separated, "
+                             "e.g. 'marginal s=fit b=0 hard'")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
     if "gold" in only:
@@ -333,6 +590,9 @@ def main(argv=None):
         pooled(args.seeds)
     if "hierarchical" in only:
         hierarchical(args.seeds)
+    if "centred" in only:
+        kinds = args.kinds.split(",") if args.kinds else None
+        centred(args.seeds, tuple(int(k) for k in args.classes.split(",")), kinds)
     if "raters" in only:
         raters()
 
