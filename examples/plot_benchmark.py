@@ -14,7 +14,9 @@ crowd-kit 1.4.2 side by side in the same process:
 * speed: ``python benchmarks/bench_dawid_skene.py --only synthetic``
   (100k items x 5 ratings, 100 raters, K=5, 50 iterations) and ``python
   benchmarks/bench_glad.py --only synthetic`` (10k items x 5 ratings, 100
-  raters, K=2, 50 iterations), on a quiet 2-core machine (load about 1).
+  raters, K=2, 50 iterations), on the project's 2-core machine (DawidSkene
+  quiet, load about 1; GLAD busy, load 4-6: crowd-kit's GLAD takes 11
+  minutes there).
 """
 
 # %%
@@ -28,7 +30,7 @@ import numpy as np
 datasets = ["rte", "bluebirds", "dog", "web"]
 accuracy = {
     "majority vote": [0.9187, 0.7593, 0.8178, 0.7765],
-    "skcrowd DawidSkene": [0.9287, 0.8981, 0.8414, 0.8300],
+    "skcrowd DawidSkene": [0.9287, 0.8981, 0.8414, 0.8292],
     "crowd-kit DawidSkene": [0.9275, 0.8889, 0.8426, 0.8292],
     "skcrowd GLAD": [0.9250, 0.7222, 0.8340, 0.8228],
     "crowd-kit GLAD": [0.9250, 0.7222, 0.8340, 0.8217],
@@ -55,8 +57,8 @@ plt.show()
 # scale).  skcrowd's EM runs in numba kernels over the ratings; crowd-kit's
 # in pandas.
 workloads = ["DawidSkene\n100k items, K=5", "GLAD\n10k items, K=2"]
-skcrowd_seconds = [0.461, 0.280]  # 2 threads
-crowdkit_seconds = [14.604, 449.5]
+skcrowd_seconds = [0.327, 0.579]  # 2 threads
+crowdkit_seconds = [16.600, 684.1]
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 x = np.arange(len(workloads))
 ax.bar(x - 0.2, skcrowd_seconds, 0.4, label="skcrowd", color="tab:blue")
