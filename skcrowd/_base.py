@@ -802,9 +802,6 @@ class CrowdModel(CrowdEstimator):
         "accelerate": ["boolean"],
     }
 
-    #: restarts run in parallel threads (serial kernels each) when there
-    #: are several threads and restarts
-    _threaded_restarts = False
     _step_max0 = 1.0
 
     #: names of the global parameters that hold one row per rater (axis 0),
@@ -1110,6 +1107,11 @@ class CrowdModel(CrowdEstimator):
     def _accelerated(self):
         return bool(getattr(self, "accelerate", False))
 
+    def _threaded_restarts(self, data):
+        """Whether the restarts on ``data`` run in parallel threads (serial
+        kernels each) when there are several threads and restarts."""
+        return False
+
     def _single_thread(self, params, alone):
         """``params`` for a restart run in its own thread (serial kernels).
         ``alone`` is true once every other restart has ended (see
@@ -1141,9 +1143,9 @@ class CrowdModel(CrowdEstimator):
         kept only when its objective is at least θ1's.  Otherwise the loop
         evaluates θ2 (a plain step from θ1) and goes on from there, so the
         objective of the kept states never decreases; a cycle whose
-        extrapolation is kept costs two passes (θ1 and θ'), not three.  The longest step grows fourfold each time it is used in
-        full and shrinks back after a rejection (the SQUAREM package's
-        ``step.max`` rule).
+        extrapolation is kept costs two passes (θ1 and θ'), not three.  The
+        longest step grows fourfold each time it is used in full and shrinks
+        back after a rejection (the SQUAREM package's ``step.max`` rule).
 
         The stopping rule is tested on every step of the kept sequence:
         stop when one pass changes the objective by less than ``tol``.  For
@@ -1312,7 +1314,7 @@ class CrowdModel(CrowdEstimator):
         screened = max_iter is not None
         n_threads = numba.get_num_threads()
         dask_data = _dask.dask_data(data)
-        parallel = self._threaded_restarts and len(starts) > 1
+        parallel = len(starts) > 1 and self._threaded_restarts(data)
 
         def one(restart, params):
             progress.begin(restart)

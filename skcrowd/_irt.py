@@ -758,11 +758,7 @@ class IRT3PL(CrowdModel):
         return new
 
     # -- restarts in threads: the base loop's hooks ------------------------------------
-    @property
-    def _threaded_restarts(self):
-        return getattr(self, "_restarts_in_threads", False)
-
-    def _run_restarts(self, data, starts, progress, max_iter=None):
+    def _threaded_restarts(self, data):
         # Where the kernels dominate (the local step's work above the
         # threshold that threads it), the restarts run in threads, their
         # kernels serial (nogil) while another runs: a parallel region waits
@@ -771,12 +767,8 @@ class IRT3PL(CrowdModel):
         # of an iteration is large and threads would contend for the GIL.  A
         # dask fit's local steps run on the cluster: its restarts run in turn.
         M = len(self._grid()[1])
-        self._restarts_in_threads = (not isinstance(data, DaskRatingData)
-                                     and len(_patterns(data)["rater"]) * 2 * M > PARALLEL_WORK)
-        try:
-            return super()._run_restarts(data, starts, progress, max_iter)
-        finally:
-            del self._restarts_in_threads
+        return (not isinstance(data, DaskRatingData)
+                and len(_patterns(data)["rater"]) * 2 * M > PARALLEL_WORK)
 
     def _single_thread(self, params, alone):
         # serial kernels while other restarts run, the parallel ones (equal to

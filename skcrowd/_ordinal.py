@@ -808,7 +808,8 @@ class OrdinalMixture(CrowdModel):
         return new
 
     # -- restarts in threads: the base loop's hooks ------------------------------------
-    _threaded_restarts = True
+    def _threaded_restarts(self, data):
+        return True
 
     def _single_thread(self, params, alone):
         # serial sweeps while other restarts run, the parallel one (equal
