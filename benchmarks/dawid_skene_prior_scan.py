@@ -12,6 +12,8 @@ Run from the repository root::
     python benchmarks/dawid_skene_prior_scan.py --only centred --seeds 3
     python benchmarks/dawid_skene_prior_scan.py --only centred --seeds 3 --classes 8,10 \
         --kinds "marginal s=fit b=0 hard"
+    python benchmarks/dawid_skene_prior_scan.py --only mace-centred --seeds 3 --classes 8,10
+    python benchmarks/dawid_skene_prior_scan.py --only mace --seeds 3   # skcrowd's MACE
     python benchmarks/dawid_skene_prior_scan.py --only raters   # raters' accuracy on gold
 
 A prior is (c, w): ``prior_correct`` = c pseudo-answers on the diagonal of
@@ -48,6 +50,12 @@ K; a_j by the joint MAP ("map") or by type-II ML per rater ("marginal"),
 s fixed or fitted ("s=fit"), on expected or on hard counts ("hard").  It
 is measured on the shipped sets and on two simulated designs: raters 0.4
 to 0.9 right, and a weak crowd (chance to chance + 0.5, 30% spammers).
+
+``mace-centred`` tries a fourth prototype, not in the package: variational
+Dawid-Skene (q(theta) Dirichlet, E[log theta] in the E-step) whose rows are
+drawn from Dirichlet(s m_jk), m_jk = a_j e_k + (1 - a_j) xi_j the rater's
+own MACE row (knows the answer with probability a_j, else answers from
+xi_j), (a_j, xi_j) and optionally s fitted by the evidence lower bound.
 """
 
 import argparse
@@ -55,9 +63,9 @@ import itertools
 import warnings
 
 import numpy as np
-from scipy.special import digamma, gammaln
+from scipy.special import digamma, gammaln, polygamma
 
-from skcrowd import DawidSkene, MajorityVote
+from skcrowd import MACE, DawidSkene, MajorityVote
 from skcrowd.datasets import (
     load_bluebirds,
     load_dog,
@@ -541,6 +549,217 @@ def centred(seeds, classes=(2, 3, 5, 8, 10), kinds=None):
                   + " | ".join(f"{a:.4f}" for a in mean) + f" | {gaps} |", flush=True)
 
 
+# -- the fourth prototype: variational DS shrunk toward each rater's MACE row --------
+def _mace_rows(w, K):
+    """m[j, k, l] = w[j, 0] [k = l] + w[j, 1 + l]: w = (a_j, (1 - a_j) xi_j), a
+    point of the (K + 1)-simplex, so the rows are linear in w."""
+    m = np.repeat(w[:, None, 1:], K, axis=1)
+    m[:, np.arange(K), np.arange(K)] += w[:, :1]
+    return m
+
+
+def _mace_centre_value(w, log_theta, s):
+    """Each rater's E_q log Dirichlet(theta | s m) up to terms free of w."""
+    m = _mace_rows(w, log_theta.shape[1])
+    return np.sum(s * m * log_theta - gammaln(s * m), axis=(1, 2))
+
+
+def _mace_centre_step(w, log_theta, s, steps=5):
+    """Ascend every rater's centre objective, concave in w (-log Gamma of a
+    linear function plus a linear term), by Newton steps on the simplex
+    (the KKT system of sum(w) = 1), each halved until the objective does
+    not fall and kept inside w > 0 (w_0 = a_j may reach 0: a spammer)."""
+    J, K = w.shape[0], log_theta.shape[1]
+    value = _mace_centre_value(w, log_theta, s)
+    for _ in range(steps):
+        m = _mace_rows(w, K)
+        grad_m = s * (log_theta - digamma(s * m))
+        curv_m = -s * s * polygamma(1, s * m)
+        grad = np.concatenate([np.trace(grad_m, axis1=1, axis2=2)[:, None],
+                               grad_m.sum(axis=1)], axis=1)
+        on = np.diagonal(curv_m, axis1=1, axis2=2)
+        kkt = np.zeros((J, K + 2, K + 2))
+        kkt[:, 0, 0] = on.sum(axis=1)
+        kkt[:, 0, 1:K + 1] = kkt[:, 1:K + 1, 0] = on
+        kkt[:, np.arange(1, K + 1), np.arange(1, K + 1)] = curv_m.sum(axis=1)
+        kkt[:, :K + 1, :K + 1] -= 1e-9 * np.eye(K + 1)
+        kkt[:, :K + 1, K + 1] = kkt[:, K + 1, :K + 1] = 1.0
+        rhs = np.concatenate([-grad, np.zeros((J, 1))], axis=1)
+        step = np.linalg.solve(kkt, rhs[..., None])[:, :K + 1, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(step < 0, -w / step, np.inf).min(axis=1)
+        t = np.minimum(1.0, 0.95 * room)
+        for _ in range(30):
+            trial = w + t[:, None] * step
+            trial[:, 0] = np.maximum(trial[:, 0], 0.0)
+            trial[:, 1:] = np.maximum(trial[:, 1:], 1e-12)
+            trial /= trial.sum(axis=1, keepdims=True)
+            trial_value = _mace_centre_value(trial, log_theta, s)
+            better = trial_value >= value
+            w = np.where(better[:, None], trial, w)
+            value = np.where(better, trial_value, value)
+            if better.all():
+                break
+            t = np.where(better, 0.0, 0.5 * t)
+    return w
+
+
+def _mace_strength_step(w, log_theta):
+    """The one strength s of every row, maximising sum_jk E_q log
+    Dirichlet(theta_jk | s m_jk) - 2 log(1 + s) (the hyperprior of the
+    rater-centred prototype) by golden-section search in log s."""
+    J, K = w.shape[0], log_theta.shape[1]
+    m = _mace_rows(w, K)
+
+    def value(log_s):
+        s = np.exp(log_s)
+        return (J * K * gammaln(s) + np.sum(s * m * log_theta - gammaln(s * m))
+                - 2 * np.log1p(s))
+
+    lo, hi = np.log(0.05), np.log(1e5)
+    for _ in range(60):
+        a, b = lo + 0.382 * (hi - lo), lo + 0.618 * (hi - lo)
+        lo, hi = (a, hi) if value(a) < value(b) else (lo, b)
+    return float(np.exp(0.5 * (lo + hi)))
+
+
+def mace_centred_fit(ratings, strength=8.0, tol=1e-6, max_iter=500, prior_class=1.0):
+    """Variational DS, rows ~ Dirichlet(s m_j) with m_j the rater's MACE row;
+    ``strength="fit"`` fits s too.  Coordinate ascent on the evidence lower
+    bound (q(z), pi, then three rounds of q(theta) and the centres), from
+    the majority vote's shares.  Returns the item posteriors, the classes,
+    the centres w, s and the bound of every iteration (per item)."""
+    _, item = np.unique(np.asarray(ratings.item), return_inverse=True)
+    _, rater = np.unique(np.asarray(ratings.rater), return_inverse=True)
+    classes, label = np.unique(np.asarray(ratings.label), return_inverse=True)
+    N, J, K = item.max() + 1, rater.max() + 1, len(classes)
+    q = np.bincount(item * K + label, minlength=N * K).reshape(N, K).astype(float)
+    q /= q.sum(axis=1, keepdims=True)
+    w = np.concatenate([np.full((J, 1), 0.5), np.full((J, K), 0.5 / K)], axis=1)
+    fit_s = strength == "fit"
+    s = 4.0 if fit_s else float(strength)
+    history = []
+    for _ in range(max_iter):
+        counts = sum(np.bincount((rater * K + k) * K + label, weights=q[item, k],
+                                 minlength=J * K * K) for k in range(K)).reshape(J, K, K)
+        pi = q.sum(axis=0) + prior_class
+        pi /= pi.sum()
+        for _ in range(3):
+            post = s * _mace_rows(w, K) + counts
+            log_theta = digamma(post) - digamma(post.sum(axis=2, keepdims=True))
+            w = _mace_centre_step(w, log_theta, s)
+            if fit_s:
+                s = _mace_strength_step(w, log_theta)
+        alpha = s * _mace_rows(w, K)
+        post = alpha + counts
+        log_theta = digamma(post) - digamma(post.sum(axis=2, keepdims=True))
+        kl = np.sum(gammaln(post.sum(2)) - gammaln(post).sum(2) - gammaln(alpha.sum(2))
+                    + gammaln(alpha).sum(2) + np.sum((post - alpha) * log_theta, axis=2))
+        joint = np.log(pi) + np.stack([np.bincount(item, weights=log_theta[rater, k, label],
+                                                   minlength=N) for k in range(K)], axis=1)
+        entropy = -np.sum(q * np.log(np.where(q > 0, q, 1.0)))
+        bound = (np.sum(q * joint) + entropy - kl + prior_class * np.sum(np.log(pi))
+                 - (2 * np.log1p(s) if fit_s else 0.0))
+        history.append(bound / N)
+        q = np.exp(joint - joint.max(axis=1, keepdims=True))
+        q /= q.sum(axis=1, keepdims=True)
+        if len(history) > 1 and abs(history[-1] - history[-2]) < tol:
+            break
+    return q, classes, w, s, np.array(history)
+
+
+def _mace_centred_accuracy(ratings, truth, strength, tol):
+    q, classes, w, s, history = mace_centred_fit(ratings, strength, tol)
+    labels = classes[np.argmax(q, axis=1)]
+    truth = np.asarray(truth)
+    known = ~np.isnan(truth.astype(float)) if truth.dtype.kind == "f" else np.ones(len(truth), bool)
+    return float(np.mean(labels[known] == truth[known])), s, history
+
+
+MACE_CENTRED = (6.0, 8.0, 12.0, "fit")
+
+
+def mace_centred(seeds, classes=(8, 10), strengths=MACE_CENTRED, tol=1e-7,
+                 designs=("first", "weak")):
+    """The shipped sets (accuracy, s, iterations, the bound's largest fall)
+    and the simulated ``designs`` at ``classes`` against the (c, w) grid."""
+    if "gold" in designs or designs == ("first", "weak"):
+        _mace_centred_gold(strengths, tol)
+    for title, design in _DESIGNS:
+        if title.split()[0] in designs:
+            _mace_centred_synthetic(seeds, classes, strengths, title, design)
+
+
+def _mace_centred_gold(strengths, tol):
+    data = gold_table("MACE-centred variational prior (prototype): shipped gold sets",
+                      "prior")
+    cells = [accuracy(DawidSkene(), d.ratings, d.gold) for d in data.values()]
+    print("| default | " + " | ".join(f"{a:.4f}" for a in cells) + " |")
+    for strength in strengths:
+        cells = []
+        for d in data.values():
+            acc, s, history = _mace_centred_accuracy(d.ratings, d.gold, strength, tol)
+            fall = min(0.0, float(np.min(np.diff(history)))) if len(history) > 1 else 0.0
+            cells.append(f"{acc:.4f} (s {s:.1f}, {len(history)} it., fall {fall:.0e})")
+        print(f"| s={strength} | " + " | ".join(cells) + " |", flush=True)
+
+
+_DESIGNS = (("first design: rater accuracy uniform in (0.4, 0.9)",
+             lambda K, r, seed: make_dawid_skene(1000, 60, r, K, accuracy=(0.4, 0.9),
+                                                 random_state=seed)),
+            ("weak crowd: accuracy uniform in (1/K, 1/K + 0.5), 30% spammers", _weak_crowd))
+
+
+def _mace_centred_synthetic(seeds, classes, strengths, title, design):
+    print(f"\n## MACE-centred prior (prototype): synthetic, 1000 items, 60 raters, {title}, "
+          f"mean over {seeds} seeds; accuracy (gap to the best of the grid, points)")
+    print("| K | ratings/item | majority vote | best of grid | default | "
+          + " | ".join(f"s={s}" for s in strengths) + " | median fitted s |")
+    print("|---|---|---|---|---|" + "---|" * (len(strengths) + 1))
+    for K, per_item in itertools.product(classes, (2, 3)):
+        scores = np.zeros((seeds, len(strengths)))
+        grid = np.zeros((seeds, len(GRID)))
+        mv = np.zeros(seeds)
+        fitted = []
+        for seed in range(seeds):
+            d = design(K, per_item, seed)
+            mv[seed] = accuracy(MajorityVote(), d.ratings, d.true_labels)
+            for g, strength in enumerate(strengths):
+                scores[seed, g], s, _ = _mace_centred_accuracy(d.ratings, d.true_labels,
+                                                               strength, 1e-6)
+                if strength == "fit":
+                    fitted.append(s)
+            for g, prior in enumerate(GRID):
+                grid[seed, g] = accuracy(model_for(prior, K), d.ratings, d.true_labels)
+        mean, best = scores.mean(axis=0), grid.mean(axis=0)
+        top = int(np.argmax(best))
+        print(f"| {K} | {per_item} | {mv.mean():.4f} | {best[top]:.4f} {name(GRID[top])} | "
+              f"{best[-1]:.4f} | "
+              + " | ".join(f"{a:.4f} ({100 * (a - best[top]):+.1f})" for a in mean)
+              + f" | {np.median(fitted) if fitted else float('nan'):.0f} |", flush=True)
+
+
+
+def mace_on_designs(seeds, classes=(8, 10)):
+    """skcrowd's MACE at its defaults (``random_state=0``) on both simulated
+    designs, against the best prior of the (c, w) grid."""
+    for title, design in _DESIGNS:
+        print(f"\n## MACE on the synthetic {title}, mean over {seeds} seeds")
+        print("| K | ratings/item | best of grid | MACE (gap, points) |")
+        print("|---|---|---|---|")
+        for K, per_item in itertools.product(classes, (2, 3)):
+            mace = np.zeros(seeds)
+            grid = np.zeros((seeds, len(GRID)))
+            for seed in range(seeds):
+                d = design(K, per_item, seed)
+                mace[seed] = accuracy(MACE(random_state=0), d.ratings, d.true_labels)
+                for g, prior in enumerate(GRID):
+                    grid[seed, g] = accuracy(model_for(prior, K), d.ratings, d.true_labels)
+            best = grid.mean(axis=0)
+            top = int(np.argmax(best))
+            print(f"| {K} | {per_item} | {best[top]:.4f} {name(GRID[top])} | "
+                  f"{mace.mean():.4f} ({100 * (mace.mean() - best[top]):+.1f}) |", flush=True)
+
 def raters():
     """Each shipped set's raters against gold, grouped by how many of their
     ratings have gold: why a prior that trusts raters suits some sets and
@@ -574,8 +793,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="gold,synthetic")
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--classes", default="2,3,5,8,10",
-                        help="K of the synthetic sets (--only centred)")
+    parser.add_argument("--classes", default=None,
+                        help="K of the synthetic sets (--only centred: 2,3,5,8,10; mace-centred: 8,10)")
     parser.add_argument("--kinds", default=None,
                         help="rater-centred priors to try (--only centred), comma-separated, "
                              "e.g. 'marginal s=fit b=0 hard'")
@@ -592,7 +811,12 @@ def main(argv=None):
         hierarchical(args.seeds)
     if "centred" in only:
         kinds = args.kinds.split(",") if args.kinds else None
-        centred(args.seeds, tuple(int(k) for k in args.classes.split(",")), kinds)
+        centred(args.seeds, tuple(int(k) for k in (args.classes or "2,3,5,8,10").split(",")),
+                kinds)
+    if "mace-centred" in only:
+        mace_centred(args.seeds, tuple(int(k) for k in (args.classes or "8,10").split(",")))
+    if "mace" in only:
+        mace_on_designs(args.seeds, tuple(int(k) for k in (args.classes or "8,10").split(",")))
     if "raters" in only:
         raters()
 
