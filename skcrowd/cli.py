@@ -243,21 +243,40 @@ def _demo_data(name):
 
 
 def _warm_up(names):
-    """Fit every model once on a small simulated set: numba compiles (or loads
-    from its cache) each kernel once per process; returns the seconds."""
+    """Fit every model as the demo will, on small simulated sets, so that
+    numba compiles (or loads from its cache) every kernel the demo's fits
+    use before they are timed; returns the seconds.
+
+    The fits cover the paths that data shapes choose: one restart and two
+    (restarts may run in threads with serial kernels), enough passes for an
+    accelerated step, and two sizes.  IRT3PL merges items rated alike into
+    patterns and runs a kernel in parallel only above a work threshold
+    (patterns' ratings or raters, times its 735 nodes): 5 binary raters give
+    at most 32 patterns (its serial kernels, as on caries); 80 raters, 12
+    per item, give one pattern per item and a 117k-entry rater table (its
+    parallel ones, as on RTE).
+    """
     from .datasets import make_ordinal
 
-    # 1,500 ratings: enough for IRT3PL's threaded local step on its default grid
-    tiny = make_ordinal(n_items=300, n_raters=5, random_state=0).ratings
-    binary = Ratings(tiny.item, tiny.rater, (tiny.label > np.median(tiny.label)).astype(int))
+    def binary(ratings):
+        return Ratings(ratings.item, ratings.rater,
+                       (ratings.label > np.median(ratings.label)).astype(int))
+
+    small = make_ordinal(n_items=300, n_raters=5, random_state=0).ratings
+    wide = make_ordinal(n_items=300, n_raters=80, ratings_per_item=12, random_state=0).ratings
     start = perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in names:
-            model = MODELS[name]()
-            if "n_init" in model.get_params():
-                model.set_params(n_init=1, max_iter=3)
-            model.fit(binary if name == "irt3pl" else tiny)
+            for ratings in (small, wide):
+                if name == "irt3pl":
+                    ratings = binary(ratings)
+                restarts = (1, 2) if "n_init" in MODELS[name]().get_params() else (None,)
+                for n_init in restarts:
+                    model = MODELS[name]()
+                    if n_init is not None:
+                        model.set_params(n_init=n_init, max_iter=10)
+                    model.fit_predict(ratings)
     return perf_counter() - start
 
 
@@ -281,7 +300,7 @@ def cmd_demo(args):
     graded = ["majority-vote", "mean", "median", "dawid-skene", "glad", "ordinal"]
     used = dict.fromkeys(categorical + (graded if set(sets) & set(GRADED_SETS) else []))
     print(f"skcrowd {__version__} demo: every model at its defaults on the shipped data sets")
-    print(f"numba compilation (a first fit of each model on a small set, once per "
+    print(f"numba compilation (warm-up fits of each model on small sets, once per "
           f"process): {_warm_up(used):.2f}s; the times below are warm fits", flush=True)
     data = {name: _demo_data(name) for name in sets}
 
