@@ -81,12 +81,23 @@ LEGACY = "per cell 0.5"
 GRID = [(c, w) for c, w in itertools.product(CORRECT, WRONG)] + [(1.0, LEGACY)]
 
 
-def accuracy(model, ratings, truth):
+def agreement(labels, truth):
+    """Share of the items with a known truth (not NaN) whose label is it."""
     known = ~np.isnan(truth) if truth.dtype.kind == "f" else np.ones(len(truth), bool)
+    return float(np.mean(labels[known] == truth[known]))
+
+
+def accuracy(model, ratings, truth):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         labels = model.fit_predict(ratings)
-    return float(np.mean(labels[known] == truth[known]))
+    return agreement(labels, truth)
+
+
+def grid_accuracies(data, n_classes):
+    """Accuracy of every prior of :data:`GRID` on a simulated set."""
+    return [accuracy(model_for(prior, n_classes), data.ratings, data.true_labels)
+            for prior in GRID]
 
 
 def model_for(prior, n_classes, confusion="full"):
@@ -305,8 +316,7 @@ def hierarchical(seeds):
                 scores[seed, g] = accuracy(model, d.ratings, d.true_labels)
                 if kind == "EB plug-in":
                     concentration.extend(model.alpha_.sum(axis=1))
-            for g, prior in enumerate(GRID):
-                grid[seed, g] = accuracy(model_for(prior, K), d.ratings, d.true_labels)
+            grid[seed] = grid_accuracies(d, K)
         mean, best = scores.mean(axis=0), grid.mean(axis=0)
         top = int(np.argmax(best))
         gaps = " / ".join(f"{100 * (m - best[top]):+.1f}" for m in mean[-2:])
@@ -540,8 +550,7 @@ def centred(seeds, classes=(2, 3, 5, 8, 10), kinds=None):
                 for g, kind in enumerate(kinds):
                     scores[seed, g] = accuracy(centred_model(kind, K), d.ratings,
                                                d.true_labels)
-                for g, prior in enumerate(GRID):
-                    grid[seed, g] = accuracy(model_for(prior, K), d.ratings, d.true_labels)
+                grid[seed] = grid_accuracies(d, K)
             mean, best = scores.mean(axis=0), grid.mean(axis=0)
             top = int(np.argmax(best))
             gaps = " / ".join(f"{100 * (m - best[top]):+.1f}" for m in mean[3:])
@@ -670,10 +679,7 @@ def mace_centred_fit(ratings, strength=8.0, tol=1e-6, max_iter=500, prior_class=
 
 def _mace_centred_accuracy(ratings, truth, strength, tol):
     q, classes, w, s, history = mace_centred_fit(ratings, strength, tol)
-    labels = classes[np.argmax(q, axis=1)]
-    truth = np.asarray(truth)
-    known = ~np.isnan(truth.astype(float)) if truth.dtype.kind == "f" else np.ones(len(truth), bool)
-    return float(np.mean(labels[known] == truth[known])), s, history
+    return agreement(classes[np.argmax(q, axis=1)], np.asarray(truth)), s, history
 
 
 MACE_CENTRED = (6.0, 8.0, 12.0, "fit")
@@ -729,8 +735,7 @@ def _mace_centred_synthetic(seeds, classes, strengths, title, design):
                                                                strength, 1e-6)
                 if strength == "fit":
                     fitted.append(s)
-            for g, prior in enumerate(GRID):
-                grid[seed, g] = accuracy(model_for(prior, K), d.ratings, d.true_labels)
+            grid[seed] = grid_accuracies(d, K)
         mean, best = scores.mean(axis=0), grid.mean(axis=0)
         top = int(np.argmax(best))
         print(f"| {K} | {per_item} | {mv.mean():.4f} | {best[top]:.4f} {name(GRID[top])} | "
@@ -753,8 +758,7 @@ def mace_on_designs(seeds, classes=(8, 10)):
             for seed in range(seeds):
                 d = design(K, per_item, seed)
                 mace[seed] = accuracy(MACE(random_state=0), d.ratings, d.true_labels)
-                for g, prior in enumerate(GRID):
-                    grid[seed, g] = accuracy(model_for(prior, K), d.ratings, d.true_labels)
+                grid[seed] = grid_accuracies(d, K)
             best = grid.mean(axis=0)
             top = int(np.argmax(best))
             print(f"| {K} | {per_item} | {best[top]:.4f} {name(GRID[top])} | "

@@ -268,10 +268,10 @@ def _warm_up(names):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in names:
+            restarts = (1, 2) if "n_init" in MODELS[name]().get_params() else (None,)
             for ratings in (small, wide):
                 if name == "irt3pl":
                     ratings = binary(ratings)
-                restarts = (1, 2) if "n_init" in MODELS[name]().get_params() else (None,)
                 for n_init in restarts:
                     model = MODELS[name]()
                     if n_init is not None:
