@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from numba import njit
 
 from skcrowd._kernels import _common, _dawid_skene
 from skcrowd._ratings import RatingData, Ratings
@@ -187,6 +188,33 @@ def test_vectorised_exp_is_within_two_ulp_of_numpy():
     out = np.array([-709.0, -1e4, -np.inf, 0.0])
     _common.exp_shifted_inplace(out, 0.0, np.empty(4, np.int64))
     np.testing.assert_array_equal(out, [0.0, 0.0, 0.0, 1.0])
+
+
+@njit
+def _map_exp_log(x, exps, logs):
+    # a loop, so the vectorised form (the one the kernels run) is tested
+    for k in range(x.shape[0]):
+        exps[k] = _common.exp_fast(-x[k])
+        logs[k] = _common.log_fast(x[k])
+
+
+def test_branch_free_exp_and_log_are_within_two_ulp_and_one_ulp_of_numpy():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([np.exp(rng.uniform(-700, 700, 20_000)), rng.uniform(0, 708, 20_000),
+                        rng.uniform(0.5, 2.0, 5_000),
+                        [1.0, np.sqrt(2.0), np.nextafter(np.sqrt(2.0), 3), 2.2250738585072014e-308,
+                         1.7976931348623157e308, 707.99, 1e-300]])
+    exps, logs = np.empty_like(x), np.empty_like(x)
+    _map_exp_log(x, exps, logs)
+    ref_log = np.log(x)
+    assert np.all(np.abs(logs - ref_log) <= np.spacing(np.abs(ref_log)))
+    keep = x <= 708
+    ref_exp = np.exp(-x[keep])
+    assert np.all(np.abs(exps[keep] - ref_exp) <= 2 * np.spacing(ref_exp))
+    # below exp(-708) and at -inf: exactly 0
+    out, logs = np.empty(3), np.empty(3)
+    _map_exp_log(np.array([709.0, 1e4, np.inf]), out, logs)
+    np.testing.assert_array_equal(out, [0.0, 0.0, 0.0])
 
 
 def test_normalize_log_rows_matches_normalize_log_inplace():

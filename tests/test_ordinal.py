@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn
+from numba import njit
 from scipy import stats
 from scipy.integrate import quad, simpson
 from scipy.special import digamma, expit, gammaln, log_ndtr, roots_genlaguerre, xlogy
@@ -57,6 +58,62 @@ def test_log_ndtr_matches_scipy():
     x = np.concatenate([np.linspace(-1000, 40, 2001), [-np.inf, -30.0, -29.999, 6.0, 6.001]])
     ours = np.array([kernels.log_ndtr(v) for v in x])
     np.testing.assert_allclose(ours, log_ndtr(x), rtol=1e-13, atol=1e-300)
+
+
+@njit
+def _map_ndtr_pdf(x, cdf, pdf):
+    for k in range(x.shape[0]):  # a loop: the vectorised form is tested
+        cdf[k], pdf[k] = kernels.ndtr_pdf(x[k])
+
+
+def test_ndtr_pdf_matches_high_precision():
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(-37, 9, 20_000), rng.normal(0, 2, 20_000),
+                        [-np.sqrt(2), np.sqrt(2), 0.0, -8 * np.sqrt(2), 8 * np.sqrt(2)]])
+    cdf, pdf = np.empty_like(x), np.empty_like(x)
+    _map_ndtr_pdf(x, cdf, pdf)
+    # a few ulps of the values to 30 digits (scipy's own ndtr and pdf lose
+    # up to x²/2 ulps in the tails: they round x / √2 or x²)
+    import mpmath  # in the test extra
+    mpmath.mp.dps = 30
+    some = rng.choice(len(x), 3000, replace=False)
+    exact_cdf = np.array([float(mpmath.ncdf(v)) for v in x[some]])
+    exact_pdf = np.array([float(mpmath.npdf(v)) for v in x[some]])
+    np.testing.assert_allclose(cdf[some], exact_cdf, rtol=4e-15, atol=0)
+    np.testing.assert_allclose(pdf[some], exact_pdf, rtol=4e-15, atol=0)
+    # beyond ±40 and at ±inf: exact limits, never NaN
+    cdf, pdf = np.empty(4), np.empty(4)
+    _map_ndtr_pdf(np.array([-np.inf, -45.0, 45.0, np.inf]), cdf, pdf)
+    np.testing.assert_array_equal(cdf, [0.0, 0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(pdf, 0.0)
+
+
+@pytest.mark.parametrize("difficulty", ["group", "item"])
+@pytest.mark.parametrize("precision", [1.0, 400.0])
+def test_vectorised_sweep_equals_the_general_kernel(small, difficulty, precision):
+    # One sweep runs the vectorised path; the general kernel does the same
+    # sweep when told to stop after it (max_sweeps=2, tol=inf).  Precise
+    # raters put bins far in the tails, where the scalar functions take over.
+    model = OrdinalMixture(difficulty=difficulty)
+    data = model._encode(small.ratings, reset=True)
+    problem = model._prepare(data, groups=small.groups if difficulty == "group" else None)
+    rng = np.random.default_rng(5)
+    J, M = data.n_raters, data.n_items
+    C = M if difficulty == "item" else problem.n_groups
+    params = {
+        "tau_shape": precision * rng.uniform(1, 5, J), "tau_rate": rng.uniform(0.5, 3, J),
+        "eps": rng.uniform(0.3, 0.99, J), "delta_shape": rng.uniform(5, 15, C),
+        "delta_rate": rng.uniform(2, 8, C), "mu": rng.normal(2.5, 1.5, M),
+        "lam": rng.uniform(0.5, 5, M), "parallel": False,
+    }
+    params["eps_c"] = 1 - params["eps"]
+    vectorised = model._sweep(problem, params, 1, 0.0)
+    general = model._sweep(problem, params, 2, np.inf)
+    # atol: a truncated variance is 1 + a φ(a)/Z - b φ(b)/Z - mean², a
+    # difference of terms up to ~40 in the tails, each path within a few ulps
+    for key in general:
+        np.testing.assert_allclose(vectorised[key], general[key], rtol=1e-12, atol=1e-12,
+                                   err_msg=key)
 
 
 def test_digamma_and_gamma_kl_match_scipy():

@@ -4,7 +4,10 @@ import types
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import njit, prange
+from numba.core import types as nb_types
+from numba.extending import intrinsic
 
 #: below this many ratings a parallel kernel costs more to launch than it saves
 PARALLEL_MIN_RATINGS = 100_000
@@ -165,6 +168,87 @@ _C8, _C9, _C10, _C11 = 1 / 40320, 1 / 362880, 1 / 3628800, 1 / 39916800
 _C12, _C13 = 1 / 479001600, 1 / 6227020800
 
 
+@intrinsic
+def float_from_bits(typingctx, bits):
+    """The float64 whose IEEE bits are the int64 ``bits`` (a bit cast, which
+    LLVM vectorises; numba has no scalar ``view``)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return nb_types.float64(nb_types.int64), codegen
+
+
+@intrinsic
+def bits_from_float(typingctx, x):
+    """The IEEE bits of the float64 ``x`` as an int64 (a bit cast)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return nb_types.int64(nb_types.float64), codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exp_reduced(t):
+    """exp(t) = p 2^whole for ``_EXP_MIN <= t <= 709``: returns (p, whole)."""
+    whole = (t * _LOG2E + _ROUND) - _ROUND
+    r = (t - whole * _LN2_HI) - whole * _LN2_LO
+    # Estrin's scheme: a shallow dependency chain, so vector lanes overlap
+    r2 = r * r
+    r4 = r2 * r2
+    q01 = 1.0 + r
+    q23 = _C2 + _C3 * r
+    q45 = _C4 + _C5 * r
+    q67 = _C6 + _C7 * r
+    q89 = _C8 + _C9 * r
+    q1011 = _C10 + _C11 * r
+    q1213 = _C12 + _C13 * r
+    q03 = q01 + q23 * r2
+    q47 = q45 + q67 * r2
+    q811 = q89 + q1011 * r2
+    q813 = q811 + q1213 * r4
+    return q03 + (q47 + q813 * r4) * r4, whole
+
+
+@njit(cache=True, nogil=True, inline="always")
+def exp_fast(t):
+    """exp(t) for t <= 0 within 1 ulp, branch-free so that a loop of it
+    vectorises; below exp(-708) (and at -inf) it gives 0."""
+    keep = t >= _EXP_MIN
+    p, whole = _exp_reduced(t if keep else _EXP_MIN)
+    return p * float_from_bits(np.int64(np.int32(whole) + 1023) << 52) if keep else 0.0
+
+
+# log(x) = n ln 2 + log(m), x = m 2^n with m in [sqrt(2)/2, sqrt(2)); log(m) =
+# log(1 + f) from s = f / (2 + f) and a degree-14 odd series in s (fdlibm's
+# e_log.c coefficients, P. T. P. Tang's reduction): within 1 ulp.
+_LG1, _LG2, _LG3 = 6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01
+_LG4, _LG5 = 2.222219843214978396e-01, 1.818357216161805012e-01
+_LG6, _LG7 = 1.531383769920937332e-01, 1.479819860511658591e-01
+_MANTISSA = (1 << 52) - 1
+_ONE_BITS = 1023 << 52
+_TWO52_BITS = 0x4330000000000000  # the bits of 2^52
+_SQRT2 = 1.4142135623730951
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def log_fast(x):
+    """log(x) for a finite, normal x > 0 within 1 ulp, branch-free so that
+    a loop of it vectorises (no check of the domain: the caller's)."""
+    bits = bits_from_float(x)
+    # the biased exponent as a float without an int64 -> float conversion
+    # (AVX2 has none): 2^52 + e carries e in its low mantissa bits
+    n = float_from_bits(((bits >> 52) & 0x7FF) | _TWO52_BITS) - (4503599627370496.0 + 1023.0)
+    m = float_from_bits((bits & _MANTISSA) | _ONE_BITS)
+    big = m > _SQRT2
+    m = 0.5 * m if big else m
+    n = n + 1.0 if big else n
+    f = m - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    r = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7))) + w * (_LG2 + w * (_LG4 + w * _LG6))
+    half_f2 = 0.5 * f * f
+    return n * _LN2_HI - ((half_f2 - (s * (half_f2 + r) + n * _LN2_LO)) - f)
+
+
 # Contraction (a * b + c as one FMA) is the only fast-math flag: no
 # assumptions about inf or NaN.
 @njit(cache=True, nogil=True, fastmath={"contract"})
@@ -179,24 +263,7 @@ def exp_shifted_inplace(x, top, bits):
     for k in range(n):
         t = x[k] - top
         keep = t >= _EXP_MIN
-        t = t if keep else _EXP_MIN
-        whole = (t * _LOG2E + _ROUND) - _ROUND
-        r = (t - whole * _LN2_HI) - whole * _LN2_LO
-        # Estrin's scheme: a shallow dependency chain, so vector lanes overlap
-        r2 = r * r
-        r4 = r2 * r2
-        q01 = 1.0 + r
-        q23 = _C2 + _C3 * r
-        q45 = _C4 + _C5 * r
-        q67 = _C6 + _C7 * r
-        q89 = _C8 + _C9 * r
-        q1011 = _C10 + _C11 * r
-        q1213 = _C12 + _C13 * r
-        q03 = q01 + q23 * r2
-        q47 = q45 + q67 * r2
-        q811 = q89 + q1011 * r2
-        q813 = q811 + q1213 * r4
-        p = q03 + (q47 + q813 * r4) * r4
+        p, whole = _exp_reduced(t if keep else _EXP_MIN)
         x[k] = p if keep else 0.0
         # the float 2^whole (whole in [-1022, 0]) from its exponent bits
         bits[k] = np.int64(np.int32(whole) + 1023) << 52

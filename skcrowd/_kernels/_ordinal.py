@@ -19,6 +19,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ._common import exp_fast, log_fast
+
 LOG_2PI = math.log(2.0 * math.pi)
 LOG_SQRT_2PI = 0.5 * LOG_2PI
 SQRT_HALF = math.sqrt(0.5)
@@ -172,6 +174,65 @@ def _bernoulli(t, e):
     return e / (1.0 + e), 1.0 / (1.0 + e), t - log1pe, -log1pe
 
 
+# -- the normal CDF and density together, vectorisable ------------------------------
+# Rational approximations of erf and erfc (Cephes ndtr.c, after Hart et al.,
+# "Computer Approximations", 1968): erf(y) = y T(y²)/U(y²) for y < 1,
+# erfc(y) = exp(-y²) P(y)/Q(y) for 1 <= y < 8 and exp(-y²) R(y)/S(y) above
+# (U, Q, S monic).  With y = |x|/√2, exp(-y²) is √(2π) φ(x), so one
+# exponential gives both Φ(x) and φ(x), where erfc and exp from libm take
+# two calls that do not vectorise (no SVML here).
+SQRT_2PI = math.sqrt(2.0 * math.pi)
+INV_SQRT_2PI = 1.0 / SQRT_2PI
+DEKKER_SPLIT = 134217729.0  # 2^27 + 1
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def ndtr_pdf(x):
+    """(Φ(x), φ(x)) within a few ulps, branch-free so that a loop of it
+    vectorises; beyond ±40 (inf included) they are (0 or 1, 0) exactly."""
+    x = min(max(x, -40.0), 40.0)
+    # x² = h + err exactly (Dekker's product): the rounding of x² would
+    # otherwise be the density's relative error times x²/2 in the tails
+    h = x * x
+    split = DEKKER_SPLIT * x
+    x_hi = split - (split - x)
+    x_lo = x - x_hi
+    err = ((x_hi * x_hi - h) + 2.0 * x_hi * x_lo) + x_lo * x_lo
+    pdf = INV_SQRT_2PI * exp_fast(-0.5 * h) * (1.0 - 0.5 * err)
+    y = abs(x) * SQRT_HALF
+    y2 = y * y
+    erf = y * ((((9.60497373987051638749E0 * y2 + 9.00260197203842689217E1) * y2
+                 + 2.23200534594684319226E3) * y2 + 7.00332514112805075473E3) * y2
+               + 5.55923013010394962768E4) / (((((y2 + 3.35617141647503099647E1) * y2
+                                               + 5.21357949780152679795E2) * y2
+                                              + 4.59432382970980127987E3) * y2
+                                             + 2.26290000613890934246E4) * y2
+                                            + 4.92673942608635921086E4)
+    near = ((((((((2.46196981473530512524E-10 * y + 5.64189564831068821977E-1) * y
+                  + 7.46321056442269912687E0) * y + 4.86371970985681366614E1) * y
+                + 1.96520832956077098242E2) * y + 5.26445194995477358631E2) * y
+              + 9.34528527171957607540E2) * y + 1.02755188689515710272E3) * y
+            + 5.57535335369399327526E2) / ((((((((y + 1.32281951154744992508E1) * y
+                                                 + 8.67072140885989742329E1) * y
+                                                + 3.54937778887819891062E2) * y
+                                               + 9.75708501743205489753E2) * y
+                                              + 1.82390916687909736289E3) * y
+                                             + 2.24633760818710981792E3) * y
+                                            + 1.65666309194161350182E3) * y
+                                           + 5.57535340817727675546E2)
+    far = (((((5.64189583547755073984E-1 * y + 1.27536670759978104416E0) * y
+              + 5.01905042251180477414E0) * y + 6.16021097993053585195E0) * y
+            + 7.40974269950448939160E0) * y + 2.97886665372100240670E0) / ((((((
+                y + 2.26052863220117276590E0) * y + 9.39603524938001434673E0) * y
+                + 1.20489539808096656605E1) * y + 1.70814450747565897222E1) * y
+                + 9.60896809063285878198E0) * y + 3.36907645100081516050E0)
+    # the tail 1 - Φ(|x|) = erfc(y) / 2
+    tail = 0.5 * SQRT_2PI * pdf * (near if y < 8.0 else far)
+    central = 0.5 + (-0.5 * erf if x < 0.0 else 0.5 * erf)
+    outer = tail if x < 0.0 else 1.0 - tail
+    return (central if y < 1.0 else outer), pdf
+
+
 # -- the per-item variational sweep ----------------------------------------------
 # Column layouts of the packed arrays (packed so that the per-item function
 # takes few arguments: each array argument of a call costs a reference-count
@@ -185,6 +246,65 @@ HYPER_SHAPE, HYPER_RATE, HYPER_MU, HYPER_LAM = range(4)
 #: the sweep's per-rating scratch columns (see _update_item)
 (PASS_LO, PASS_HI, PASS_A, PASS_B, PASS_CDF_A, PASS_CDF_B, PASS_LOG_Z, PASS_T, PASS_ENTROPY,
  PASS_EXP) = range(10)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _update_z_delta(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped,
+                    d_mean, d_log, weight, weight_x):
+    """q(z_m) (eq. 4) from Σ τ̄ ω and Σ τ̄ ω x̄, then, with per-item
+    difficulty, q(δ_m); returns E δ_m and E ln δ_m (unchanged without)."""
+    mu0 = hyper[HYPER_MU]
+    lam0 = hyper[HYPER_LAM]
+    if not clamped:
+        items[m, ITEM_LAM] = lam0 + d_mean * weight
+        items[m, ITEM_MU] = (mu0 * lam0 + d_mean * weight_x) / items[m, ITEM_LAM]
+    if item_delta:
+        count = 0.0
+        total = 0.0
+        for n in range(start, stop):
+            dev = out[n, XBAR] - items[m, ITEM_MU]
+            e = out[n, XVAR] + dev * dev + 1.0 / items[m, ITEM_LAM]
+            count += out[n, OMEGA]
+            total += raters[rater[n], RATER_TAU] * out[n, OMEGA] * e
+        items[m, ITEM_DELTA_SHAPE] = hyper[HYPER_SHAPE] + 0.5 * count
+        items[m, ITEM_DELTA_RATE] = hyper[HYPER_RATE] + 0.5 * total
+        d_mean = items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE]
+        d_log = digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE])
+    return d_mean, d_log
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _item_elbo(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped, d_mean,
+               d_log, ratings_part, rater_acc):
+    """Item ``m``'s share of F (its ratings' terms ``ratings_part`` plus those
+    with z and δ, at the final q(z_m), q(δ_m)), E[(x - z)²] per rating, and
+    the global update's by-rater sums."""
+    mu0 = hyper[HYPER_MU]
+    lam0 = hyper[HYPER_LAM]
+    mu_m = items[m, ITEM_MU]
+    inv_lam = 1.0 / items[m, ITEM_LAM]
+    for n in range(start, stop):
+        j = rater[n]
+        dev = out[n, XBAR] - mu_m
+        e = out[n, XVAR] + dev * dev + inv_lam
+        out[n, ERR] = e
+        ratings_part += out[n, OMEGA] * (0.5 * d_log - 0.5 * raters[j, RATER_TAU] * d_mean * e)
+        # the global update's by-rater sums, in item order within the
+        # block, so serial and parallel runs agree to the last bit
+        rater_acc[j, 0] += out[n, OMEGA_C]
+        rater_acc[j, 1] += out[n, OMEGA]
+        rater_acc[j, 2] += d_mean * out[n, OMEGA] * e
+        rater_acc[j, 3] += out[n, OMEGA] * e
+    dev0 = mu_m - mu0
+    if clamped:
+        total = ratings_part + 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
+    else:
+        total = ratings_part + 0.5 * math.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (
+            dev0 * dev0 + inv_lam)
+    if item_delta:
+        total -= gamma_kl(items[m, ITEM_DELTA_SHAPE], items[m, ITEM_DELTA_RATE],
+                          hyper[HYPER_SHAPE], hyper[HYPER_RATE])
+    items[m, ITEM_ELBO] = total
 
 
 @njit(cache=True, nogil=True)
@@ -320,54 +440,209 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
                 ratings_part += wc * (raters[j, RATER_LOG_1MEPS] + scale[SCALE_LOG_SPAM, r] - log_wc)
             weight += tau * w
             weight_x += tau * w * out[n, XBAR]
-        if not clamped:
-            items[m, ITEM_LAM] = lam0 + d_mean * weight
-            items[m, ITEM_MU] = (mu0 * lam0 + d_mean * weight_x) / items[m, ITEM_LAM]
-        if item_delta:
-            count = 0.0
-            total = 0.0
-            for n in range(start, stop):
-                dev = out[n, XBAR] - items[m, ITEM_MU]
-                e = out[n, XVAR] + dev * dev + 1.0 / items[m, ITEM_LAM]
-                count += out[n, OMEGA]
-                total += raters[rater[n], RATER_TAU] * out[n, OMEGA] * e
-            items[m, ITEM_DELTA_SHAPE] = hyper[HYPER_SHAPE] + 0.5 * count
-            items[m, ITEM_DELTA_RATE] = hyper[HYPER_RATE] + 0.5 * total
-            d_mean = items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE]
-            d_log = digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE])
+        d_mean, d_log = _update_z_delta(m, start, stop, rater, raters, items, out, hyper,
+                                        item_delta, clamped, d_mean, d_log, weight, weight_x)
         if abs(items[m, ITEM_MU] - mu_old) < tol and abs(d_mean - d_old) < tol * d_old:
             break
-    # Terms with z and δ, at the final q(z_m), q(δ_m).
-    mu_m = items[m, ITEM_MU]
-    inv_lam = 1.0 / items[m, ITEM_LAM]
-    for n in range(start, stop):
-        j = rater[n]
-        dev = out[n, XBAR] - mu_m
-        e = out[n, XVAR] + dev * dev + inv_lam
-        out[n, ERR] = e
-        ratings_part += out[n, OMEGA] * (0.5 * d_log - 0.5 * raters[j, RATER_TAU] * d_mean * e)
-        # the global update's by-rater sums, in item order within the
-        # block, so serial and parallel runs agree to the last bit
-        rater_acc[j, 0] += out[n, OMEGA_C]
-        rater_acc[j, 1] += out[n, OMEGA]
-        rater_acc[j, 2] += d_mean * out[n, OMEGA] * e
-        rater_acc[j, 3] += out[n, OMEGA] * e
-    dev0 = mu_m - mu0
-    if clamped:
-        total = ratings_part + 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
+    _item_elbo(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped, d_mean,
+               d_log, ratings_part, rater_acc)
+
+
+# -- one sweep, vectorised ----------------------------------------------------------
+# A fit takes one sweep per iteration (``max_sweeps=1``): every item's
+# factors from the same rater factors and the item's current q(z_m).  Then
+# no rating waits for another, and the ratings of a whole block run through
+# one loop that LLVM vectorises (the special functions above are
+# branch-free): 2.6x fewer ns per rating on TREC 2010 than one rating at a
+# time with libm's erfc, exp and log1p (benchmarks/bench_ordinal.py, sweep).
+# The rare bin that the direct difference of CDFs cannot resolve (far in a
+# tail) is redone by the scalar functions.  Columns of the block's
+# structure-of-arrays scratch:
+(ONCE_LO, ONCE_HI, ONCE_S, ONCE_RHO, ONCE_NU, ONCE_LOGIT, ONCE_ENTROPY, ONCE_GENUINE, ONCE_SPAM,
+ ONCE_LOG_Z, ONCE_MEAN, ONCE_VAR, ONCE_XBAR, ONCE_XVAR, ONCE_OMEGA, ONCE_OMEGA_C, ONCE_PART,
+ ONCE_SLOW) = range(18)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _genuine_terms(k, work, log_z, mean, var, spam):
+    """Rating ``k``'s factors from its bin's log mass ``log_z`` and the
+    standardised truncated-normal moments (written to ``work``): x̄ and
+    Var x of q(x | y=1), ω by the exact mean-field update (DESIGN §6.4) and
+    the rating's share of F without the z and δ terms.  The parts that do
+    not involve the bin are in ``work`` already (:func:`_sweep_block_once`)."""
+    second = var + mean * mean
+    work[ONCE_XBAR, k] = work[ONCE_NU, k] + mean / work[ONCE_S, k]
+    work[ONCE_XVAR, k] = var / work[ONCE_RHO, k]
+    # entropy of TN = log √(2π/ρ) + log Z + E[t²]/2
+    entropy = work[ONCE_ENTROPY, k] + log_z + 0.5 * second
+    if spam:
+        t = work[ONCE_LOGIT, k] + log_z
+        e = exp_fast(-abs(t))
+        # log1p(e) = log(u) e / (u - 1), u = 1 + e (Goldberg 1991, Thm. 4)
+        u = 1.0 + e
+        log1pe = e if u == 1.0 else log_fast(u) * e / (u - 1.0)
+        positive = t >= 0.0
+        w = 1.0 / u if positive else e / u
+        wc = e / u if positive else 1.0 / u
+        log_w = -log1pe if positive else t - log1pe
+        log_wc = -t - log1pe if positive else -log1pe
     else:
-        total = ratings_part + 0.5 * math.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (
-            dev0 * dev0 + inv_lam)
-    if item_delta:
-        total -= gamma_kl(items[m, ITEM_DELTA_SHAPE], items[m, ITEM_DELTA_RATE],
-                          hyper[HYPER_SHAPE], hyper[HYPER_RATE])
-    items[m, ITEM_ELBO] = total
+        w, wc, log_w, log_wc = 1.0, 0.0, 0.0, -np.inf
+    work[ONCE_OMEGA, k] = w
+    work[ONCE_OMEGA_C, k] = wc
+    # E ln p(y), the τ part of E ln p(x | y=1), the spam term, the entropies
+    # of q(x | y=1) and q(y)
+    part = 0.0
+    if w > 0.0:
+        part += w * (work[ONCE_GENUINE, k] + entropy - log_w)
+    if wc > 0.0:
+        part += wc * (work[ONCE_SPAM, k] - log_wc)
+    work[ONCE_PART, k] = part
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _once_bins(count, work):
+    """Each rating's bin: log Z and the standardised truncated-normal moments
+    (:func:`truncnorm_std`), from Φ and φ at its ends.  Unit-stride columns
+    only, and few of them: a gather through the rater index, or more columns
+    than LLVM checks for overlap at run time, stops it vectorising."""
+    for k in range(count):
+        lo = work[ONCE_LO, k]
+        hi = work[ONCE_HI, k]
+        # the bin flipped to the lower tail, where Φ keeps its precision
+        flip = lo + hi > 0.0
+        a = -hi if flip else lo
+        b = -lo if flip else hi
+        cdf_a, pdf_a = ndtr_pdf(a)
+        cdf_b, pdf_b = ndtr_pdf(b)
+        direct = b > -30.0 and cdf_a < 0.5 * cdf_b
+        mass = cdf_b - cdf_a if direct else 1.0
+        dens_lo = (pdf_b if flip else pdf_a) / mass
+        dens_hi = (pdf_a if flip else pdf_b) / mass
+        mean = dens_lo - dens_hi
+        var = (1.0 + (lo * dens_lo if lo > -np.inf else 0.0)
+               - (hi * dens_hi if hi < np.inf else 0.0) - mean * mean)
+        work[ONCE_LOG_Z, k] = log_fast(mass)
+        work[ONCE_MEAN, k] = min(max(mean, lo), hi)
+        work[ONCE_VAR, k] = min(max(var, 0.0), 0.25 * (hi - lo) * (hi - lo))
+        work[ONCE_SLOW, k] = 0.0 if direct else 1.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _once_ratings(count, work, spam):
+    """Each rating's factors from its bin's (:func:`_genuine_terms`), vectorised."""
+    for k in range(count):
+        _genuine_terms(k, work, work[ONCE_LOG_Z, k], work[ONCE_MEAN, k], work[ONCE_VAR, k], spam)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _once_far_bins(count, work, spam):
+    """Ratings whose bin is far in a tail, again with the scalar functions
+    (log Φ by its asymptotic series where Φ underflows)."""
+    for k in range(count):
+        if work[ONCE_SLOW, k] != 0.0:
+            log_z, mean, var, _ = truncnorm_std(work[ONCE_LO, k], work[ONCE_HI, k])
+            _genuine_terms(k, work, log_z, mean, var, spam)
+
+
+@njit(cache=True, nogil=True)
+def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
+                      items, out, hyper, spam, item_delta, rater_acc):
+    """One sweep of block ``c``'s items (ordinal link), the ratings vectorised:
+    the same updates as :func:`_update_item` with ``max_sweeps=1``."""
+    acc = rater_acc[c]
+    acc[:, :] = 0.0
+    m0 = block_ptr[c]
+    m1 = block_ptr[c + 1]
+    first = item_ptr[m0]
+    count = item_ptr[m1] - first
+    mu0 = hyper[HYPER_MU]
+    lam0 = hyper[HYPER_LAM]
+    work = np.empty((ONCE_SLOW + 1, count))
+    item_d = np.empty((m1 - m0, 2))  # E δ, E ln δ of each item
+    # Per rating, everything but its bin's mass, in columns (the terms of
+    # _update_item's logit and F share that do not involve log Z)
+    for m in range(m0, m1):
+        known = items[m, ITEM_KNOWN]
+        if not math.isnan(known):  # gold: q(z_m) a point mass at the value
+            items[m, ITEM_MU] = known
+            items[m, ITEM_LAM] = np.inf
+        if item_delta:
+            d_mean = items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE]
+            d_log = digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE])
+        else:
+            d_mean = groups[item_group[m], GROUP_DELTA]
+            d_log = groups[item_group[m], GROUP_LOG_DELTA]
+        item_d[m - m0, 0] = d_mean
+        item_d[m - m0, 1] = d_log
+        d_sqrt = math.sqrt(d_mean)
+        d_ln = math.log(d_mean)
+        nu = items[m, ITEM_MU]
+        inv_lam = 1.0 / items[m, ITEM_LAM]
+        for n in range(item_ptr[m], item_ptr[m + 1]):
+            k = n - first
+            j = rater[n]
+            r = label[n]
+            s = raters[j, RATER_SQRT_TAU] * d_sqrt
+            rho = raters[j, RATER_TAU] * d_mean
+            work[ONCE_LO, k] = (scale[SCALE_LOWER, r] - nu) * s
+            work[ONCE_HI, k] = (scale[SCALE_UPPER, r] - nu) * s
+            work[ONCE_S, k] = s
+            work[ONCE_RHO, k] = rho
+            work[ONCE_NU, k] = nu
+            work[ONCE_LOGIT, k] = (
+                raters[j, RATER_LOG_EPS] - raters[j, RATER_LOG_1MEPS] - scale[SCALE_LOG_SPAM, r]
+                + 0.5 * (raters[j, RATER_LOG_TAU] + d_log - raters[j, RATER_LN_TAU] - d_ln)
+                - 0.5 * rho * inv_lam)
+            work[ONCE_ENTROPY, k] = 0.5 * (LOG_2PI - raters[j, RATER_LN_TAU] - d_ln)
+            work[ONCE_GENUINE, k] = (raters[j, RATER_LOG_EPS] + 0.5 * raters[j, RATER_LOG_TAU]
+                                     - LOG_SQRT_2PI)
+            work[ONCE_SPAM, k] = raters[j, RATER_LOG_1MEPS] + scale[SCALE_LOG_SPAM, r]
+    _once_bins(count, work)
+    _once_ratings(count, work, spam)
+    _once_far_bins(count, work, spam)
+    for m in range(m0, m1):
+        start = item_ptr[m]
+        stop = item_ptr[m + 1]
+        clamped = not math.isnan(items[m, ITEM_KNOWN])
+        if stop == start:
+            if clamped:
+                dev0 = items[m, ITEM_KNOWN] - mu0
+                items[m, ITEM_ELBO] = (0.5 * math.log(lam0) - LOG_SQRT_2PI
+                                       - 0.5 * lam0 * dev0 * dev0)
+            else:
+                items[m, ITEM_MU] = mu0
+                items[m, ITEM_LAM] = lam0
+                items[m, ITEM_ELBO] = 0.0
+            continue
+        weight = 0.0   # Σ τ̄ ω
+        weight_x = 0.0  # Σ τ̄ ω x̄
+        ratings_part = 0.0
+        for n in range(start, stop):
+            k = n - first
+            tau = raters[rater[n], RATER_TAU]
+            out[n, XBAR] = work[ONCE_XBAR, k]
+            out[n, XVAR] = work[ONCE_XVAR, k]
+            out[n, OMEGA] = work[ONCE_OMEGA, k]
+            out[n, OMEGA_C] = work[ONCE_OMEGA_C, k]
+            ratings_part += work[ONCE_PART, k]
+            weight += tau * out[n, OMEGA]
+            weight_x += tau * out[n, OMEGA] * out[n, XBAR]
+        d_mean, d_log = _update_z_delta(m, start, stop, rater, raters, items, out, hyper,
+                                        item_delta, clamped, item_d[m - m0, 0],
+                                        item_d[m - m0, 1], weight, weight_x)
+        _item_elbo(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped, d_mean,
+                   d_log, ratings_part, acc)
 
 
 @njit(cache=True, nogil=True)
 def _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
                  items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc):
     """The items of block ``c``, in order, summing into ``rater_acc[c]``."""
+    if ordinal and max_sweeps == 1:
+        _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, raters,
+                          groups, items, out, hyper, spam, item_delta, rater_acc)
+        return
     acc = rater_acc[c]
     acc[:, :] = 0.0
     longest = 0
