@@ -143,7 +143,6 @@ def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, poste
     clamped = evidence.shape[0] > 0
     for c in prange(chunk_ptr.shape[0] - 1):
         rows = np.empty(ITEM_BLOCK * n_classes)
-        bits = np.empty(ITEM_BLOCK * n_classes, dtype=np.int64)
         tops = np.empty(ITEM_BLOCK)  # per item: its largest log joint
         totals = np.empty(ITEM_BLOCK)  # per item: Σ_k e^(log joint - top), then its inverse
         for k in range(n_classes):
@@ -165,7 +164,7 @@ def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, poste
                 for j in range(size):
                     top = tops[j]
                     rows[k * size + j] = rows[k * size + j] - top if top > -np.inf else 0.0
-            exp_shifted_inplace(rows[:size * n_classes], 0.0, bits[:size * n_classes])
+            exp_shifted_inplace(rows[:size * n_classes], 0.0)
             for j in range(size):
                 totals[j] = rows[j]
             for k in range(1, n_classes):

@@ -154,9 +154,9 @@ def rater_node_terms(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, group
 
 
 @njit(cache=True, nogil=True)
-def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post, work):
+def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post):
     """Posterior over (z, grid node) of pattern ``p`` into ``post``; returns
-    the log marginal likelihood of its ratings.  ``work``: scratch like ``post``."""
+    the log marginal likelihood of its ratings."""
     for k in range(log_prior.shape[0]):
         post[k] = log_prior[k]
     # Element indexing, not a view per rating: a view's reference count is an
@@ -165,7 +165,7 @@ def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post, wor
         j, y = rater[n], label[n]
         for k in range(log_prior.shape[0]):
             post[k] += table[j, y, k]
-    return normalize_log_rows(post, work)
+    return normalize_log_rows(post)
 
 
 @njit(cache=True, nogil=True)
@@ -181,10 +181,8 @@ def _pattern_chunk(
     for j in range(seen.shape[0]):
         seen[j] = False
     post = np.empty(n_joint)
-    work = np.empty(n_joint, dtype=np.int64)
     for p in range(chunk_ptr[c], chunk_ptr[c + 1]):
-        log_marginal = _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post,
-                                          work)
+        log_marginal = _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post)
         # An item without ratings has likelihood 1 exactly (the prior sums to 1).
         loglik[p] = log_marginal if pattern_ptr[p + 1] > pattern_ptr[p] else 0.0
         positive = 0.0
@@ -292,8 +290,7 @@ def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
     n_nodes = n_joint // 2
     for p in prange(pattern_ptr.shape[0] - 1):
         post = np.empty(n_joint)
-        work = np.empty(n_joint, dtype=np.int64)
-        _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post, work)
+        _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post)
         running = 0.0
         for m in range(n_nodes):
             running += post[m] + post[n_nodes + m]

@@ -67,7 +67,6 @@ def e_step(item_ptr, label, cell, log_prior, evidence, off, gain, know_share, ch
         # vectorised pass (a libm exp per class and item was a third of the
         # step), then added to the counts.
         rows = np.empty(ITEM_BLOCK * n_classes)
-        bits = np.empty(ITEM_BLOCK * n_classes, dtype=np.int64)
         spam = np.empty(ITEM_BLOCK)  # the spam term of each item
         norms = np.empty(ITEM_BLOCK)
         for r in range(n_cells):
@@ -85,7 +84,7 @@ def e_step(item_ptr, label, cell, log_prior, evidence, off, gain, know_share, ch
                     shared += off[r]
                     rows[base + label[n]] += gain[r]
                 spam[i - first] = shared
-            normalize_log_block(rows, last - first, n_classes, bits, norms)
+            normalize_log_block(rows, last - first, n_classes, norms)
             for i in range(last - first):
                 norms[i] += spam[i]
             store_posterior_rows(rows, first, last, item_ptr, clamped, norms, posterior, loglik,

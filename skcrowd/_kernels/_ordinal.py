@@ -249,6 +249,43 @@ HYPER_SHAPE, HYPER_RATE, HYPER_MU, HYPER_LAM = range(4)
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _item_difficulty(m, items, item_group, groups, item_delta):
+    """E δ and E ln δ for item ``m``: its own q(δ_m) or its group's."""
+    if item_delta:
+        return (items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE],
+                digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE]))
+    c = item_group[m]
+    return groups[c, GROUP_DELTA], groups[c, GROUP_LOG_DELTA]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _clamp_known(m, items):
+    """A known item (gold): z_m is observed, q(z_m) a point mass at the value
+    (λ_m = ∞), so F gets log N(z_m | μ, 1/λ) instead of -KL(q(z_m) || p).
+    Returns whether item ``m`` is known."""
+    known = items[m, ITEM_KNOWN]
+    if math.isnan(known):
+        return False
+    items[m, ITEM_MU] = known
+    items[m, ITEM_LAM] = np.inf
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unrated_item(m, items, hyper, clamped):
+    """Item ``m`` without ratings: q(z_m) is the prior (or the known value)."""
+    mu0 = hyper[HYPER_MU]
+    lam0 = hyper[HYPER_LAM]
+    if clamped:
+        dev0 = items[m, ITEM_KNOWN] - mu0
+        items[m, ITEM_ELBO] = 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
+        return
+    items[m, ITEM_MU] = mu0
+    items[m, ITEM_LAM] = lam0
+    items[m, ITEM_ELBO] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _update_z_delta(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped,
                     d_mean, d_log, weight, weight_x):
     """q(z_m) (eq. 4) from Σ τ̄ ω and Σ τ̄ ω x̄, then, with per-item
@@ -326,30 +363,10 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
     # costs an atomic reference count, which threads contend for.
     start = item_ptr[m]
     stop = item_ptr[m + 1]
-    mu0 = hyper[HYPER_MU]
-    lam0 = hyper[HYPER_LAM]
-    if item_delta:
-        d_mean = items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE]
-        d_log = digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE])
-    else:
-        c = item_group[m]
-        d_mean = groups[c, GROUP_DELTA]
-        d_log = groups[c, GROUP_LOG_DELTA]
-    # A known item (gold): z_m is observed, q(z_m) a point mass at the value
-    # (λ_m = ∞), so F gets log N(z_m | μ, 1/λ) instead of -KL(q(z_m) || p).
-    known = items[m, ITEM_KNOWN]
-    clamped = not math.isnan(known)
-    if clamped:
-        items[m, ITEM_MU] = known
-        items[m, ITEM_LAM] = np.inf
+    d_mean, d_log = _item_difficulty(m, items, item_group, groups, item_delta)
+    clamped = _clamp_known(m, items)
     if stop == start:
-        if clamped:
-            dev0 = known - mu0
-            items[m, ITEM_ELBO] = 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
-            return
-        items[m, ITEM_MU] = mu0
-        items[m, ITEM_LAM] = lam0
-        items[m, ITEM_ELBO] = 0.0
+        _unrated_item(m, items, hyper, clamped)
         return
     ratings_part = 0.0
     for sweep in range(max_sweeps):
@@ -556,23 +573,13 @@ def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, r
     m1 = block_ptr[c + 1]
     first = item_ptr[m0]
     count = item_ptr[m1] - first
-    mu0 = hyper[HYPER_MU]
-    lam0 = hyper[HYPER_LAM]
     work = np.empty((ONCE_SLOW + 1, count))
     item_d = np.empty((m1 - m0, 2))  # E δ, E ln δ of each item
     # Per rating, everything but its bin's mass, in columns (the terms of
     # _update_item's logit and F share that do not involve log Z)
     for m in range(m0, m1):
-        known = items[m, ITEM_KNOWN]
-        if not math.isnan(known):  # gold: q(z_m) a point mass at the value
-            items[m, ITEM_MU] = known
-            items[m, ITEM_LAM] = np.inf
-        if item_delta:
-            d_mean = items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE]
-            d_log = digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE])
-        else:
-            d_mean = groups[item_group[m], GROUP_DELTA]
-            d_log = groups[item_group[m], GROUP_LOG_DELTA]
+        _clamp_known(m, items)
+        d_mean, d_log = _item_difficulty(m, items, item_group, groups, item_delta)
         item_d[m - m0, 0] = d_mean
         item_d[m - m0, 1] = d_log
         d_sqrt = math.sqrt(d_mean)
@@ -606,14 +613,7 @@ def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, r
         stop = item_ptr[m + 1]
         clamped = not math.isnan(items[m, ITEM_KNOWN])
         if stop == start:
-            if clamped:
-                dev0 = items[m, ITEM_KNOWN] - mu0
-                items[m, ITEM_ELBO] = (0.5 * math.log(lam0) - LOG_SQRT_2PI
-                                       - 0.5 * lam0 * dev0 * dev0)
-            else:
-                items[m, ITEM_MU] = mu0
-                items[m, ITEM_LAM] = lam0
-                items[m, ITEM_ELBO] = 0.0
+            _unrated_item(m, items, hyper, clamped)
             continue
         weight = 0.0   # Σ τ̄ ω
         weight_x = 0.0  # Σ τ̄ ω x̄
