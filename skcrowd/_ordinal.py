@@ -5,7 +5,7 @@ from numbers import Real
 
 import numpy as np
 from scipy.linalg import eigh_tridiagonal
-from scipy.special import digamma, gammaln, log_ndtr, polygamma, roots_legendre
+from scipy.special import digamma, gammaln, log_ndtr, roots_legendre, zeta
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -59,6 +59,13 @@ class _Problem:
         self.rated = self.rater_counts > 0
         self.group_rated = np.bincount(
             item_group, weights=np.diff(data.item_ptr), minlength=n_groups) > 0
+        # the gold clamp: q(z_m) fixed at the known value (NaN: unknown)
+        self.known = np.full(data.n_items, np.nan)
+        if data.gold is not None:
+            gold = data.gold >= 0
+            self.known[gold] = self.value[data.gold[gold]]
+        # the kernels' fixed blocks of items (from the data's shape only)
+        self.block_ptr = item_chunks(data.n_items, 3 * data.n_raters)
 
 
 class _DaskProblem:
@@ -451,7 +458,8 @@ class OrdinalMixture(CrowdModel):
             local["delta_shape"], local["delta_rate"] = shape, rate
             stats["delta_kl"] = float(np.sum(_gamma_kl(shape, rate, self.difficulty_shape,
                                                        self.difficulty_rate)))
-        items = self._sweep(problem, dict(params, **local, parallel=False), 1, 0.0)
+        items = self._sweep(problem, dict(params, **local, parallel=False), 1, 0.0,
+                            ratings=self.difficulty == "group")
         stats["rater_acc"] = items["rater_acc"]
         stats["elbo"] = float(np.sum(items["elbo"]))
         state = {"problem": problem, "mu": items["mu"], "lam": items["lam"]}
@@ -661,8 +669,10 @@ class OrdinalMixture(CrowdModel):
                 params["delta_rate"] = items["delta_rate"]
         return params
 
-    def _sweep(self, problem, params, max_sweeps, tol):
-        """Run the per-item kernel; returns the new local state."""
+    def _sweep(self, problem, params, max_sweeps, tol, ratings=True):
+        """Run the per-item kernel; returns the new local state, with the
+        ratings' factors (ω, E[(x - z)²], ...) only with ``ratings`` (the
+        one-sweep kernel then skips the n_ratings x 5 array)."""
         data = problem.data
         mu0, lam0 = self._prior(problem)
         tau_shape, tau_rate = params["tau_shape"], params["tau_rate"]
@@ -674,12 +684,7 @@ class OrdinalMixture(CrowdModel):
             ])
         item_delta = self.difficulty == "item"
         items = np.empty((data.n_items, 6))
-        items[:, kernels.ITEM_MU] = params["mu"]
-        items[:, kernels.ITEM_LAM] = params["lam"]
-        items[:, kernels.ITEM_KNOWN] = np.nan
-        if data.gold is not None:  # the gold clamp: q(z_m) fixed at the known value
-            known = data.gold >= 0
-            items[known, kernels.ITEM_KNOWN] = problem.value[data.gold[known]]
+        kernels.start_items(items, params["mu"], params["lam"], problem.known)
         if item_delta:
             items[:, kernels.ITEM_DELTA_SHAPE] = params["delta_shape"]
             items[:, kernels.ITEM_DELTA_RATE] = params["delta_rate"]
@@ -689,30 +694,34 @@ class OrdinalMixture(CrowdModel):
                 params["delta_shape"] / params["delta_rate"],
                 digamma(params["delta_shape"]) - np.log(params["delta_rate"]),
             ])
-        out = np.empty((data.n_ratings, 5))
+        ordinal = self.link == "ordinal"
+        ratings = ratings or max_sweeps > 1 or not ordinal  # (the general kernel's scratch)
+        out = np.empty((data.n_ratings if ratings else 0, 5))
         hyper = np.array([self.difficulty_shape, self.difficulty_rate, mu0, lam0], dtype=float)
-        block_ptr = item_chunks(data.n_items, 3 * data.n_raters)
+        block_ptr = problem.block_ptr
         rater_acc = np.empty((len(block_ptr) - 1, data.n_raters, 4))
         sweep = kernels.item_sweep_parallel if params["parallel"] else kernels.item_sweep_serial
         sweep(data.item_ptr, data.rater, data.label, problem.item_group, problem.scale,
-              raters, groups, items, out, hyper, self.link == "ordinal", bool(self.spam),
-              item_delta, int(max_sweeps), float(tol), block_ptr, rater_acc)
+              raters, groups, items, out, hyper, ordinal, bool(self.spam),
+              item_delta, int(max_sweeps), float(tol), block_ptr, rater_acc, ratings)
         state = {
             "mu": items[:, kernels.ITEM_MU], "lam": items[:, kernels.ITEM_LAM],
-            "elbo": items[:, kernels.ITEM_ELBO], "out": out,
-            "omega": out[:, kernels.OMEGA], "omega_c": out[:, kernels.OMEGA_C],
-            "err": out[:, kernels.ERR],
+            "elbo": items[:, kernels.ITEM_ELBO],
             # blocks summed in a fixed order: the same for any n_jobs
             "rater_acc": rater_acc.sum(axis=0),
         }
+        if ratings:
+            state.update(out=out, omega=out[:, kernels.OMEGA], omega_c=out[:, kernels.OMEGA_C],
+                         err=out[:, kernels.ERR])
         if item_delta:
             state["delta_shape"] = items[:, kernels.ITEM_DELTA_SHAPE]
             state["delta_rate"] = items[:, kernels.ITEM_DELTA_RATE]
         return state
 
     def _local_step(self, problem, params):
-        """One sweep of the item-level updates (x, y, z and per-item δ)."""
-        items = self._sweep(problem, params, 1, 0.0)
+        """One sweep of the item-level updates (x, y, z and per-item δ); the
+        ratings' factors are kept only for the groups' q(δ) update."""
+        items = self._sweep(problem, params, 1, 0.0, ratings=self.difficulty == "group")
         return items, items
 
     def _global_update(self, problem, params, stats):
@@ -1088,7 +1097,7 @@ def _gamma_ml(mean_values, mean_logs):
     a = (3.0 - s + np.sqrt((s - 3.0) ** 2 + 24.0 * s)) / (12.0 * s)
     for _ in range(100):
         g = np.log(a) - digamma(a) - s
-        dg = 1.0 / a - polygamma(1, a)
+        dg = 1.0 / a - zeta(2, a)  # trigamma ψ'(a) = ζ(2, a), as polygamma(1, a) computes it
         a_new = 1.0 / (1.0 / a + g / (a * a * dg))
         if not np.isfinite(a_new) or a_new <= 0:
             break

@@ -286,53 +286,50 @@ def _unrated_item(m, items, hyper, clamped):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _update_z_delta(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped,
-                    d_mean, d_log, weight, weight_x):
-    """q(z_m) (eq. 4) from Σ τ̄ ω and Σ τ̄ ω x̄, then, with per-item
-    difficulty, q(δ_m); returns E δ_m and E ln δ_m (unchanged without)."""
-    mu0 = hyper[HYPER_MU]
-    lam0 = hyper[HYPER_LAM]
+def _update_z(m, items, hyper, clamped, d_mean, weight, weight_x):
+    """q(z_m) (eq. 4) from Σ τ̄ ω and Σ τ̄ ω x̄ (a known item keeps its value)."""
     if not clamped:
+        lam0 = hyper[HYPER_LAM]
         items[m, ITEM_LAM] = lam0 + d_mean * weight
-        items[m, ITEM_MU] = (mu0 * lam0 + d_mean * weight_x) / items[m, ITEM_LAM]
-    if item_delta:
-        count = 0.0
-        total = 0.0
-        for n in range(start, stop):
-            dev = out[n, XBAR] - items[m, ITEM_MU]
-            e = out[n, XVAR] + dev * dev + 1.0 / items[m, ITEM_LAM]
-            count += out[n, OMEGA]
-            total += raters[rater[n], RATER_TAU] * out[n, OMEGA] * e
-        items[m, ITEM_DELTA_SHAPE] = hyper[HYPER_SHAPE] + 0.5 * count
-        items[m, ITEM_DELTA_RATE] = hyper[HYPER_RATE] + 0.5 * total
-        d_mean = items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE]
-        d_log = digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE])
-    return d_mean, d_log
+        items[m, ITEM_MU] = (hyper[HYPER_MU] * lam0 + d_mean * weight_x) / items[m, ITEM_LAM]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _item_elbo(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped, d_mean,
-               d_log, ratings_part, rater_acc):
-    """Item ``m``'s share of F (its ratings' terms ``ratings_part`` plus those
-    with z and δ, at the final q(z_m), q(δ_m)), E[(x - z)²] per rating, and
-    the global update's by-rater sums."""
+def _squared_error(xbar, xvar, mu_m, inv_lam):
+    """E[(x - z)²] of a rating under q(x | y=1) and q(z_m)."""
+    dev = xbar - mu_m
+    return xvar + dev * dev + inv_lam
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _update_delta(m, items, hyper, count, total):
+    """q(δ_m) from Σ ω and Σ τ̄ ω E[(x - z)²] over the item's ratings;
+    returns E δ_m and E ln δ_m."""
+    items[m, ITEM_DELTA_SHAPE] = hyper[HYPER_SHAPE] + 0.5 * count
+    items[m, ITEM_DELTA_RATE] = hyper[HYPER_RATE] + 0.5 * total
+    return (items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE],
+            digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_rating_sums(rater_acc, j, omega, omega_c, d_mean, err):
+    """A rating's share of the global update's by-rater sums (added in item
+    order within the block, so serial and parallel runs agree to the last bit)."""
+    rater_acc[j, 0] += omega_c
+    rater_acc[j, 1] += omega
+    rater_acc[j, 2] += d_mean * omega * err
+    rater_acc[j, 3] += omega * err
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _item_total(m, items, hyper, item_delta, clamped, ratings_part):
+    """Item ``m``'s share of F: its ratings' terms ``ratings_part`` plus the
+    z term (the Gaussian KL of q(z_m), or log N(z_m | μ, 1/λ) for a known
+    item) and, per item, the gamma KL of q(δ_m)."""
     mu0 = hyper[HYPER_MU]
     lam0 = hyper[HYPER_LAM]
-    mu_m = items[m, ITEM_MU]
     inv_lam = 1.0 / items[m, ITEM_LAM]
-    for n in range(start, stop):
-        j = rater[n]
-        dev = out[n, XBAR] - mu_m
-        e = out[n, XVAR] + dev * dev + inv_lam
-        out[n, ERR] = e
-        ratings_part += out[n, OMEGA] * (0.5 * d_log - 0.5 * raters[j, RATER_TAU] * d_mean * e)
-        # the global update's by-rater sums, in item order within the
-        # block, so serial and parallel runs agree to the last bit
-        rater_acc[j, 0] += out[n, OMEGA_C]
-        rater_acc[j, 1] += out[n, OMEGA]
-        rater_acc[j, 2] += d_mean * out[n, OMEGA] * e
-        rater_acc[j, 3] += out[n, OMEGA] * e
-    dev0 = mu_m - mu0
+    dev0 = items[m, ITEM_MU] - mu0
     if clamped:
         total = ratings_part + 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
     else:
@@ -342,6 +339,42 @@ def _item_elbo(m, start, stop, rater, raters, items, out, hyper, item_delta, cla
         total -= gamma_kl(items[m, ITEM_DELTA_SHAPE], items[m, ITEM_DELTA_RATE],
                           hyper[HYPER_SHAPE], hyper[HYPER_RATE])
     items[m, ITEM_ELBO] = total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _update_z_delta(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped,
+                    d_mean, d_log, weight, weight_x):
+    """q(z_m), then, with per-item difficulty, q(δ_m) from the ratings in
+    ``out``; returns E δ_m and E ln δ_m (unchanged without)."""
+    _update_z(m, items, hyper, clamped, d_mean, weight, weight_x)
+    if item_delta:
+        count = 0.0
+        total = 0.0
+        mu_m = items[m, ITEM_MU]
+        inv_lam = 1.0 / items[m, ITEM_LAM]
+        for n in range(start, stop):
+            e = _squared_error(out[n, XBAR], out[n, XVAR], mu_m, inv_lam)
+            count += out[n, OMEGA]
+            total += raters[rater[n], RATER_TAU] * out[n, OMEGA] * e
+        d_mean, d_log = _update_delta(m, items, hyper, count, total)
+    return d_mean, d_log
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _item_elbo(m, start, stop, rater, raters, items, out, d_mean, d_log, ratings_part,
+               rater_acc):
+    """The z and δ terms of F of the ratings in ``out`` at the final q(z_m)
+    and q(δ_m) added to ``ratings_part``, E[(x - z)²] per rating (to
+    ``out``) and the by-rater sums; returns the ratings' share of F."""
+    mu_m = items[m, ITEM_MU]
+    inv_lam = 1.0 / items[m, ITEM_LAM]
+    for n in range(start, stop):
+        j = rater[n]
+        e = _squared_error(out[n, XBAR], out[n, XVAR], mu_m, inv_lam)
+        out[n, ERR] = e
+        ratings_part += out[n, OMEGA] * (0.5 * d_log - 0.5 * raters[j, RATER_TAU] * d_mean * e)
+        _add_rating_sums(rater_acc, j, out[n, OMEGA], out[n, OMEGA_C], d_mean, e)
+    return ratings_part
 
 
 @njit(cache=True, nogil=True)
@@ -461,8 +494,9 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
                                         item_delta, clamped, d_mean, d_log, weight, weight_x)
         if abs(items[m, ITEM_MU] - mu_old) < tol and abs(d_mean - d_old) < tol * d_old:
             break
-    _item_elbo(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped, d_mean,
-               d_log, ratings_part, rater_acc)
+    ratings_part = _item_elbo(m, start, stop, rater, raters, items, out, d_mean, d_log,
+                              ratings_part, rater_acc)
+    _item_total(m, items, hyper, item_delta, clamped, ratings_part)
 
 
 # -- one sweep, vectorised ----------------------------------------------------------
@@ -477,7 +511,7 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
 # structure-of-arrays scratch:
 (ONCE_LO, ONCE_HI, ONCE_S, ONCE_RHO, ONCE_NU, ONCE_LOGIT, ONCE_ENTROPY, ONCE_GENUINE, ONCE_SPAM,
  ONCE_LOG_Z, ONCE_MEAN, ONCE_VAR, ONCE_XBAR, ONCE_XVAR, ONCE_OMEGA, ONCE_OMEGA_C, ONCE_PART,
- ONCE_SLOW) = range(18)
+ ONCE_SLOW, ONCE_TAU) = range(19)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -564,16 +598,17 @@ def _once_far_bins(count, work, spam):
 
 @njit(cache=True, nogil=True)
 def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
-                      items, out, hyper, spam, item_delta, rater_acc):
+                      items, out, hyper, spam, item_delta, rater_acc, write_out):
     """One sweep of block ``c``'s items (ordinal link), the ratings vectorised:
-    the same updates as :func:`_update_item` with ``max_sweeps=1``."""
+    the same updates as :func:`_update_item` with ``max_sweeps=1``; the
+    ratings' factors go to ``out`` only with ``write_out``."""
     acc = rater_acc[c]
     acc[:, :] = 0.0
     m0 = block_ptr[c]
     m1 = block_ptr[c + 1]
     first = item_ptr[m0]
     count = item_ptr[m1] - first
-    work = np.empty((ONCE_SLOW + 1, count))
+    work = np.empty((ONCE_TAU + 1, count))
     item_d = np.empty((m1 - m0, 2))  # E δ, E ln δ of each item
     # Per rating, everything but its bin's mass, in columns (the terms of
     # _update_item's logit and F share that do not involve log Z)
@@ -591,6 +626,7 @@ def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, r
             j = rater[n]
             r = label[n]
             s = raters[j, RATER_SQRT_TAU] * d_sqrt
+            work[ONCE_TAU, k] = raters[j, RATER_TAU]
             rho = raters[j, RATER_TAU] * d_mean
             work[ONCE_LO, k] = (scale[SCALE_LOWER, r] - nu) * s
             work[ONCE_HI, k] = (scale[SCALE_UPPER, r] - nu) * s
@@ -615,33 +651,52 @@ def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, r
         if stop == start:
             _unrated_item(m, items, hyper, clamped)
             continue
+        # the same updates as _update_z_delta and _item_elbo, each rating's
+        # factors read from its columns (``out`` is only written)
+        d_mean = item_d[m - m0, 0]
+        d_log = item_d[m - m0, 1]
         weight = 0.0   # Σ τ̄ ω
         weight_x = 0.0  # Σ τ̄ ω x̄
         ratings_part = 0.0
+        for k in range(start - first, stop - first):
+            tau_w = work[ONCE_TAU, k] * work[ONCE_OMEGA, k]
+            ratings_part += work[ONCE_PART, k]
+            weight += tau_w
+            weight_x += tau_w * work[ONCE_XBAR, k]
+        _update_z(m, items, hyper, clamped, d_mean, weight, weight_x)
+        mu_m = items[m, ITEM_MU]
+        inv_lam = 1.0 / items[m, ITEM_LAM]
+        if item_delta:
+            count = 0.0
+            total = 0.0
+            for k in range(start - first, stop - first):
+                e = _squared_error(work[ONCE_XBAR, k], work[ONCE_XVAR, k], mu_m, inv_lam)
+                count += work[ONCE_OMEGA, k]
+                total += work[ONCE_TAU, k] * work[ONCE_OMEGA, k] * e
+            d_mean, d_log = _update_delta(m, items, hyper, count, total)
         for n in range(start, stop):
             k = n - first
-            tau = raters[rater[n], RATER_TAU]
-            out[n, XBAR] = work[ONCE_XBAR, k]
-            out[n, XVAR] = work[ONCE_XVAR, k]
-            out[n, OMEGA] = work[ONCE_OMEGA, k]
-            out[n, OMEGA_C] = work[ONCE_OMEGA_C, k]
-            ratings_part += work[ONCE_PART, k]
-            weight += tau * out[n, OMEGA]
-            weight_x += tau * out[n, OMEGA] * out[n, XBAR]
-        d_mean, d_log = _update_z_delta(m, start, stop, rater, raters, items, out, hyper,
-                                        item_delta, clamped, item_d[m - m0, 0],
-                                        item_d[m - m0, 1], weight, weight_x)
-        _item_elbo(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped, d_mean,
-                   d_log, ratings_part, acc)
+            omega = work[ONCE_OMEGA, k]
+            e = _squared_error(work[ONCE_XBAR, k], work[ONCE_XVAR, k], mu_m, inv_lam)
+            ratings_part += omega * (0.5 * d_log - 0.5 * work[ONCE_TAU, k] * d_mean * e)
+            _add_rating_sums(acc, rater[n], omega, work[ONCE_OMEGA_C, k], d_mean, e)
+            if write_out:
+                out[n, OMEGA] = omega
+                out[n, OMEGA_C] = work[ONCE_OMEGA_C, k]
+                out[n, ERR] = e
+                out[n, XBAR] = work[ONCE_XBAR, k]
+                out[n, XVAR] = work[ONCE_XVAR, k]
+        _item_total(m, items, hyper, item_delta, clamped, ratings_part)
 
 
 @njit(cache=True, nogil=True)
 def _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
-                 items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc):
+                 items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
+                 write_out):
     """The items of block ``c``, in order, summing into ``rater_acc[c]``."""
     if ordinal and max_sweeps == 1:
         _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, raters,
-                          groups, items, out, hyper, spam, item_delta, rater_acc)
+                          groups, items, out, hyper, spam, item_delta, rater_acc, write_out)
         return
     acc = rater_acc[c]
     acc[:, :] = 0.0
@@ -657,7 +712,7 @@ def _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters
 @njit(cache=True, nogil=True, parallel=True)
 def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, groups, items,
                         out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
-                        rater_acc):
+                        rater_acc, write_out=True):
     """Local step over every item, blocks of items in parallel (see ``_update_item``).
 
     Parameters
@@ -694,22 +749,40 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
         cache (the global update's by-rater sums, without a second pass of
         random reads).  The caller sums the blocks in order, so serial and
         parallel runs agree to the last bit.
+    write_out : bool
+        Whether to fill ``out``.  Without it (the fit loop, whose global
+        update needs only ``rater_acc`` unless δ is per group) the one-sweep
+        path leaves ``out`` alone, which may then be empty; the general
+        kernel (several sweeps, the Gaussian link) needs it full either way.
     """
     for c in prange(block_ptr.shape[0] - 1):
         _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
-                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc)
+                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
+                     write_out)
 
 
 @njit(cache=True, nogil=True)
 def item_sweep_serial(item_ptr, rater, label, item_group, scale, raters, groups, items,
                       out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
-                      rater_acc):
+                      rater_acc, write_out=True):
     """Serial twin of :func:`item_sweep_parallel`, the same blocks in turn
     (for threaded restarts: numba's workqueue layer cannot run parallel
     regions from two threads)."""
     for c in range(block_ptr.shape[0] - 1):
         _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
-                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc)
+                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
+                     write_out)
+
+
+@njit(cache=True, nogil=True)
+def start_items(items, mu, lam, known):
+    """The sweep's item table: q(z_m) where the last sweep left it and each
+    item's known value (NaN when unknown); one pass over its rows (numpy's
+    three strided column writes cost more than the rest of the setup)."""
+    for m in range(items.shape[0]):
+        items[m, ITEM_MU] = mu[m]
+        items[m, ITEM_LAM] = lam[m]
+        items[m, ITEM_KNOWN] = known[m]
 
 
 # -- the global update's sums ------------------------------------------------------
