@@ -88,7 +88,7 @@ def test_ndtr_pdf_matches_high_precision():
     np.testing.assert_array_equal(pdf, 0.0)
 
 
-@pytest.mark.parametrize("difficulty", ["group", "item"])
+@pytest.mark.parametrize("difficulty", [None, "group", "item"])
 @pytest.mark.parametrize("precision", [1.0, 400.0])
 def test_vectorised_sweep_equals_the_general_kernel(small, difficulty, precision):
     # One sweep runs the vectorised path; the general kernel does the same
@@ -114,6 +114,13 @@ def test_vectorised_sweep_equals_the_general_kernel(small, difficulty, precision
     for key in general:
         np.testing.assert_allclose(vectorised[key], general[key], rtol=1e-12, atol=1e-12,
                                    err_msg=key)
+    # The fit loop's sweep skips the ratings' factors (only the groups' q(δ)
+    # reads them); everything else is the same to the last bit.
+    lean = model._sweep(problem, params, 1, 0.0, ratings=False)
+    assert "out" not in lean and "omega" not in lean
+    assert set(lean) == set(vectorised) - {"out", "omega", "omega_c", "err"}
+    for key in lean:
+        np.testing.assert_array_equal(lean[key], vectorised[key], err_msg=key)
 
 
 def test_digamma_and_gamma_kl_match_scipy():
