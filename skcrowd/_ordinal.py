@@ -1,6 +1,7 @@
 """Lakshminarayanan & Teh (2013): the ordinal mixture model of graded ratings
 with spammers, fitted by variational Bayes."""
 
+import math
 from numbers import Real
 
 import numpy as np
@@ -47,6 +48,7 @@ class _Problem:
         self.n_items = data.n_items
         self.n_raters = data.n_raters
         self.lower, self.upper, self.value, self.log_spam, self.step = scale
+        self.mean_value = float(np.mean(self.value))  # μ's default (see _prior)
         self.scale = np.ascontiguousarray(
             np.vstack([self.lower, self.upper, self.value, self.log_spam]))
         self.item_group = item_group
@@ -57,6 +59,7 @@ class _Problem:
         np.cumsum(np.bincount(item_group, minlength=n_groups), out=self.group_ptr[1:])
         self.rater_counts = np.diff(data.rater_ptr).astype(np.float64)
         self.rated = self.rater_counts > 0
+        self.all_rated = bool(np.all(self.rated))
         self.group_rated = np.bincount(
             item_group, weights=np.diff(data.item_ptr), minlength=n_groups) > 0
         # the gold clamp: q(z_m) fixed at the known value (NaN: unknown)
@@ -78,8 +81,10 @@ class _DaskProblem:
         self.n_items = data.n_items
         self.n_raters = data.n_raters
         self.lower, self.upper, self.value, self.log_spam, self.step = scale
+        self.mean_value = float(np.mean(self.value))  # μ's default (see _prior)
         self.rater_counts = np.asarray(data.rater_counts, dtype=np.float64)
         self.rated = self.rater_counts > 0
+        self.all_rated = bool(np.all(self.rated))
         # one shared δ (difficulty=None); groups' and items' δ stay on the workers
         self.n_groups = 1
         self.group_rated = np.array([True])
@@ -586,7 +591,7 @@ class OrdinalMixture(CrowdModel):
         return _Problem(data, scale, item_group, n_groups)
 
     def _prior(self, problem):
-        mu0 = float(np.mean(problem.value)) if self.prior_mean is None else float(self.prior_mean)
+        mu0 = problem.mean_value if self.prior_mean is None else float(self.prior_mean)
         return mu0, float(self.prior_precision)
 
     # -- the fit loop's hooks ----------------------------------------------------------
@@ -675,19 +680,15 @@ class OrdinalMixture(CrowdModel):
         one-sweep kernel then skips the n_ratings x 5 array)."""
         data = problem.data
         mu0, lam0 = self._prior(problem)
-        tau_shape, tau_rate = params["tau_shape"], params["tau_rate"]
-        tau_mean = tau_shape / tau_rate
-        with np.errstate(divide="ignore"):
-            raters = np.column_stack([
-                tau_mean, digamma(tau_shape) - np.log(tau_rate), np.sqrt(tau_mean),
-                np.log(tau_mean), np.log(params["eps"]), np.log(params["eps_c"]),
-            ])
+        raters = np.empty((data.n_raters, 6))
+        kernels.rater_table(raters, params["tau_shape"], params["tau_rate"], *_tau_terms(params),
+                            params["eps"], params["eps_c"])
         item_delta = self.difficulty == "item"
-        items = np.empty((data.n_items, 6))
+        items = np.empty((6, data.n_items))  # a row per quantity (see the kernel)
         kernels.start_items(items, params["mu"], params["lam"], problem.known)
         if item_delta:
-            items[:, kernels.ITEM_DELTA_SHAPE] = params["delta_shape"]
-            items[:, kernels.ITEM_DELTA_RATE] = params["delta_rate"]
+            items[kernels.ITEM_DELTA_SHAPE] = params["delta_shape"]
+            items[kernels.ITEM_DELTA_RATE] = params["delta_rate"]
             groups = np.ones((1, 2))
         else:
             groups = np.column_stack([
@@ -705,17 +706,17 @@ class OrdinalMixture(CrowdModel):
               raters, groups, items, out, hyper, ordinal, bool(self.spam),
               item_delta, int(max_sweeps), float(tol), block_ptr, rater_acc, ratings)
         state = {
-            "mu": items[:, kernels.ITEM_MU], "lam": items[:, kernels.ITEM_LAM],
-            "elbo": items[:, kernels.ITEM_ELBO],
+            "mu": items[kernels.ITEM_MU], "lam": items[kernels.ITEM_LAM],
+            "elbo": items[kernels.ITEM_ELBO],
             # blocks summed in a fixed order: the same for any n_jobs
-            "rater_acc": rater_acc.sum(axis=0),
+            "rater_acc": rater_acc[0],
         }
         if ratings:
             state.update(out=out, omega=out[:, kernels.OMEGA], omega_c=out[:, kernels.OMEGA_C],
                          err=out[:, kernels.ERR])
         if item_delta:
-            state["delta_shape"] = items[:, kernels.ITEM_DELTA_SHAPE]
-            state["delta_rate"] = items[:, kernels.ITEM_DELTA_RATE]
+            state["delta_shape"] = items[kernels.ITEM_DELTA_SHAPE]
+            state["delta_rate"] = items[kernels.ITEM_DELTA_RATE]
         return state
 
     def _local_step(self, problem, params):
@@ -738,8 +739,11 @@ class OrdinalMixture(CrowdModel):
         rated = problem.rated
         alpha, beta = params["alpha"], params["beta"]
         # q(τ_n) (eq. 4); a rater without ratings keeps the prior.
-        shape = np.where(rated, alpha + 0.5 * genuine_sum, alpha)
-        rate = np.where(rated, beta + 0.5 * error_sum, beta)
+        shape = alpha + 0.5 * genuine_sum
+        rate = beta + 0.5 * error_sum
+        if not problem.all_rated:
+            shape = np.where(rated, shape, alpha)
+            rate = np.where(rated, rate, beta)
         new["tau_shape"], new["tau_rate"] = shape, rate
         if self.difficulty is None:
             # One δ: Σ ω and Σ τ̄_n ω E[(x - z)²] over all ratings come from
@@ -757,28 +761,48 @@ class OrdinalMixture(CrowdModel):
             new["delta_rate"] = self.difficulty_rate + 0.5 * g_error
         # (groups on Dask: each partition updates its groups' q(δ) at the
         # start of its next local step, from these τ̄; see _dask_step)
-        if self.spam:
+        if self.spam and problem.all_rated:
             # eq. (5), ε and 1 - ε each from its own sum so neither rounds off.
+            new["eps"] = genuine_sum / problem.rater_counts
+            new["eps_c"] = spam_sum / problem.rater_counts
+        elif self.spam:
+            # (a rater without ratings gets the crowd's share)
             counts = np.where(rated, problem.rater_counts, 1.0)
             fallback = genuine_sum.sum() / max(problem.rater_counts.sum(), 1.0)
             new["eps"] = np.where(rated, genuine_sum / counts, fallback)
             new["eps_c"] = np.where(rated, spam_sum / counts, 1.0 - fallback)
+        # ψ(shape) and ln(rate) of q(τ) serve (α, β) here, then the next
+        # sweep's E ln τ and F's gamma KLs: computed once for the three.
+        tau_digamma, tau_log_rate = digamma(shape), np.log(rate)
         # Type-II ML of (α, β) from the rated raters' q(τ).
-        if np.any(rated):
+        if problem.all_rated:
+            new["alpha"], new["beta"] = _gamma_ml(shape / rate, tau_digamma - tau_log_rate)
+        elif np.any(rated):
             e_tau = shape[rated] / rate[rated]
-            e_log_tau = digamma(shape[rated]) - np.log(rate[rated])
+            e_log_tau = tau_digamma[rated] - tau_log_rate[rated]
             new["alpha"], new["beta"] = _gamma_ml(e_tau, e_log_tau)
-        new["tau_shape"] = np.where(rated, shape, new["alpha"])
-        new["tau_rate"] = np.where(rated, rate, new["beta"])
+        if not problem.all_rated:
+            # raters without ratings: q(τ) is the new prior
+            shape = np.where(rated, shape, new["alpha"])
+            rate = np.where(rated, rate, new["beta"])
+            tau_digamma = np.where(rated, tau_digamma, digamma(new["alpha"]))
+            tau_log_rate = np.where(rated, tau_log_rate, np.log(new["beta"]))
+        new["tau_shape"], new["tau_rate"] = shape, rate
+        new["tau_terms"] = (shape, rate, tau_digamma, tau_log_rate)
         return new
 
     def _objective(self, problem, params, items, stats):
         """F: the items' terms from the kernel minus the gamma KLs of the
         rated raters' q(τ) and (shared difficulty) the groups' q(δ)."""
-        rated = problem.rated
         total = float(np.sum(stats["elbo"]))  # per item, or a partition sum on Dask
-        total -= float(np.sum(_gamma_kl(params["tau_shape"][rated], params["tau_rate"][rated],
-                                        params["alpha"], params["beta"])))
+        shape, rate = params["tau_shape"], params["tau_rate"]
+        tau_digamma, tau_log_rate = _tau_terms(params)
+        if not problem.all_rated:
+            rated = problem.rated
+            shape, rate = shape[rated], rate[rated]
+            tau_digamma, tau_log_rate = tau_digamma[rated], tau_log_rate[rated]
+        total -= float(np.sum(_gamma_kl(shape, rate, params["alpha"], params["beta"],
+                                        tau_digamma, tau_log_rate)))
         if "delta_kl" in stats:  # groups on Dask: summed over the partitions
             total -= stats["delta_kl"]
         elif self.difficulty != "item":
@@ -1069,11 +1093,25 @@ def _group_table(part, state):
     return np.unique(part.groups), state["delta_shape"], state["delta_rate"]
 
 
-def _gamma_kl(shape, rate, prior_shape, prior_rate):
-    """KL(Gamma(shape, rate) || Gamma(prior_shape, prior_rate)), vectorised."""
-    return ((shape - prior_shape) * digamma(shape) - gammaln(shape) + gammaln(prior_shape)
-            + prior_shape * (np.log(rate) - np.log(prior_rate))
+def _gamma_kl(shape, rate, prior_shape, prior_rate, shape_digamma=None, log_rate=None):
+    """KL(Gamma(shape, rate) || Gamma(prior_shape, prior_rate)), vectorised
+    (ψ(shape) and ln(rate) may be passed when already computed)."""
+    if shape_digamma is None:
+        shape_digamma, log_rate = digamma(shape), np.log(rate)
+    return ((shape - prior_shape) * shape_digamma - gammaln(shape) + gammaln(prior_shape)
+            + prior_shape * (log_rate - np.log(prior_rate))
             + shape * (prior_rate - rate) / rate)
+
+
+def _tau_terms(params):
+    """ψ(shape) and ln(rate) of every rater's q(τ): those the global update
+    left in ``params["tau_terms"]`` when they belong to its q(τ) (the same
+    arrays; an extrapolated or a restart's q(τ) is new), else computed."""
+    cached = params.get("tau_terms")
+    if (cached is not None and cached[0] is params["tau_shape"]
+            and cached[1] is params["tau_rate"]):
+        return cached[2], cached[3]
+    return digamma(params["tau_shape"]), np.log(params["tau_rate"])
 
 
 def _gamma_rule(n, shape):
@@ -1092,14 +1130,17 @@ def _gamma_ml(mean_values, mean_logs):
     """Gamma MLE (shape, rate) from E τ and E ln τ of each rater: β = α / mean Eτ
     and ln α - ψ(α) = s = ln mean Eτ - mean E ln τ, by Minka's Newton iteration
     on 1/α (converges in a few steps from his closed-form start)."""
-    mean = float(np.mean(mean_values))
-    s = max(np.log(mean) - float(np.mean(mean_logs)), _MIN_GAMMA_S)
-    a = (3.0 - s + np.sqrt((s - 3.0) ** 2 + 24.0 * s)) / (12.0 * s)
+    # (np.mean is the pairwise sum over the count: the same bits as sum / n;
+    # math on the scalars, as numpy's scalar ufuncs compute them, without
+    # their per-call cost)
+    mean = float(np.sum(mean_values)) / mean_values.size
+    s = max(math.log(mean) - float(np.sum(mean_logs)) / mean_logs.size, _MIN_GAMMA_S)
+    a = (3.0 - s + math.sqrt((s - 3.0) ** 2 + 24.0 * s)) / (12.0 * s)
     for _ in range(100):
-        g = np.log(a) - digamma(a) - s
-        dg = 1.0 / a - zeta(2, a)  # trigamma ψ'(a) = ζ(2, a), as polygamma(1, a) computes it
+        g = math.log(a) - float(digamma(a)) - s
+        dg = 1.0 / a - float(zeta(2, a))  # trigamma ψ'(a) = ζ(2, a), as polygamma(1, a) does
         a_new = 1.0 / (1.0 / a + g / (a * a * dg))
-        if not np.isfinite(a_new) or a_new <= 0:
+        if not math.isfinite(a_new) or a_new <= 0:
             break
         done = abs(a_new - a) <= 1e-12 * a
         a = a_new

@@ -252,8 +252,8 @@ HYPER_SHAPE, HYPER_RATE, HYPER_MU, HYPER_LAM = range(4)
 def _item_difficulty(m, items, item_group, groups, item_delta):
     """E δ and E ln δ for item ``m``: its own q(δ_m) or its group's."""
     if item_delta:
-        return (items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE],
-                digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE]))
+        return (items[ITEM_DELTA_SHAPE, m] / items[ITEM_DELTA_RATE, m],
+                digamma(items[ITEM_DELTA_SHAPE, m]) - math.log(items[ITEM_DELTA_RATE, m]))
     c = item_group[m]
     return groups[c, GROUP_DELTA], groups[c, GROUP_LOG_DELTA]
 
@@ -263,11 +263,11 @@ def _clamp_known(m, items):
     """A known item (gold): z_m is observed, q(z_m) a point mass at the value
     (λ_m = ∞), so F gets log N(z_m | μ, 1/λ) instead of -KL(q(z_m) || p).
     Returns whether item ``m`` is known."""
-    known = items[m, ITEM_KNOWN]
+    known = items[ITEM_KNOWN, m]
     if math.isnan(known):
         return False
-    items[m, ITEM_MU] = known
-    items[m, ITEM_LAM] = np.inf
+    items[ITEM_MU, m] = known
+    items[ITEM_LAM, m] = np.inf
     return True
 
 
@@ -277,12 +277,12 @@ def _unrated_item(m, items, hyper, clamped):
     mu0 = hyper[HYPER_MU]
     lam0 = hyper[HYPER_LAM]
     if clamped:
-        dev0 = items[m, ITEM_KNOWN] - mu0
-        items[m, ITEM_ELBO] = 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
+        dev0 = items[ITEM_KNOWN, m] - mu0
+        items[ITEM_ELBO, m] = 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
         return
-    items[m, ITEM_MU] = mu0
-    items[m, ITEM_LAM] = lam0
-    items[m, ITEM_ELBO] = 0.0
+    items[ITEM_MU, m] = mu0
+    items[ITEM_LAM, m] = lam0
+    items[ITEM_ELBO, m] = 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -290,8 +290,8 @@ def _update_z(m, items, hyper, clamped, d_mean, weight, weight_x):
     """q(z_m) (eq. 4) from Σ τ̄ ω and Σ τ̄ ω x̄ (a known item keeps its value)."""
     if not clamped:
         lam0 = hyper[HYPER_LAM]
-        items[m, ITEM_LAM] = lam0 + d_mean * weight
-        items[m, ITEM_MU] = (hyper[HYPER_MU] * lam0 + d_mean * weight_x) / items[m, ITEM_LAM]
+        items[ITEM_LAM, m] = lam0 + d_mean * weight
+        items[ITEM_MU, m] = (hyper[HYPER_MU] * lam0 + d_mean * weight_x) / items[ITEM_LAM, m]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -305,10 +305,10 @@ def _squared_error(xbar, xvar, mu_m, inv_lam):
 def _update_delta(m, items, hyper, count, total):
     """q(δ_m) from Σ ω and Σ τ̄ ω E[(x - z)²] over the item's ratings;
     returns E δ_m and E ln δ_m."""
-    items[m, ITEM_DELTA_SHAPE] = hyper[HYPER_SHAPE] + 0.5 * count
-    items[m, ITEM_DELTA_RATE] = hyper[HYPER_RATE] + 0.5 * total
-    return (items[m, ITEM_DELTA_SHAPE] / items[m, ITEM_DELTA_RATE],
-            digamma(items[m, ITEM_DELTA_SHAPE]) - math.log(items[m, ITEM_DELTA_RATE]))
+    items[ITEM_DELTA_SHAPE, m] = hyper[HYPER_SHAPE] + 0.5 * count
+    items[ITEM_DELTA_RATE, m] = hyper[HYPER_RATE] + 0.5 * total
+    return (items[ITEM_DELTA_SHAPE, m] / items[ITEM_DELTA_RATE, m],
+            digamma(items[ITEM_DELTA_SHAPE, m]) - math.log(items[ITEM_DELTA_RATE, m]))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -328,17 +328,17 @@ def _item_total(m, items, hyper, item_delta, clamped, ratings_part):
     item) and, per item, the gamma KL of q(δ_m)."""
     mu0 = hyper[HYPER_MU]
     lam0 = hyper[HYPER_LAM]
-    inv_lam = 1.0 / items[m, ITEM_LAM]
-    dev0 = items[m, ITEM_MU] - mu0
+    inv_lam = 1.0 / items[ITEM_LAM, m]
+    dev0 = items[ITEM_MU, m] - mu0
     if clamped:
         total = ratings_part + 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0
     else:
         total = ratings_part + 0.5 * math.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (
             dev0 * dev0 + inv_lam)
     if item_delta:
-        total -= gamma_kl(items[m, ITEM_DELTA_SHAPE], items[m, ITEM_DELTA_RATE],
+        total -= gamma_kl(items[ITEM_DELTA_SHAPE, m], items[ITEM_DELTA_RATE, m],
                           hyper[HYPER_SHAPE], hyper[HYPER_RATE])
-    items[m, ITEM_ELBO] = total
+    items[ITEM_ELBO, m] = total
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -350,8 +350,8 @@ def _update_z_delta(m, start, stop, rater, raters, items, out, hyper, item_delta
     if item_delta:
         count = 0.0
         total = 0.0
-        mu_m = items[m, ITEM_MU]
-        inv_lam = 1.0 / items[m, ITEM_LAM]
+        mu_m = items[ITEM_MU, m]
+        inv_lam = 1.0 / items[ITEM_LAM, m]
         for n in range(start, stop):
             e = _squared_error(out[n, XBAR], out[n, XVAR], mu_m, inv_lam)
             count += out[n, OMEGA]
@@ -366,8 +366,8 @@ def _item_elbo(m, start, stop, rater, raters, items, out, d_mean, d_log, ratings
     """The z and δ terms of F of the ratings in ``out`` at the final q(z_m)
     and q(δ_m) added to ``ratings_part``, E[(x - z)²] per rating (to
     ``out``) and the by-rater sums; returns the ratings' share of F."""
-    mu_m = items[m, ITEM_MU]
-    inv_lam = 1.0 / items[m, ITEM_LAM]
+    mu_m = items[ITEM_MU, m]
+    inv_lam = 1.0 / items[ITEM_LAM, m]
     for n in range(start, stop):
         j = rater[n]
         e = _squared_error(out[n, XBAR], out[n, XVAR], mu_m, inv_lam)
@@ -403,12 +403,12 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
         return
     ratings_part = 0.0
     for sweep in range(max_sweeps):
-        mu_old = items[m, ITEM_MU]
+        mu_old = items[ITEM_MU, m]
         d_old = d_mean
         d_sqrt = math.sqrt(d_mean)
         d_ln = math.log(d_mean)
-        nu = items[m, ITEM_MU]
-        lam_m = items[m, ITEM_LAM]
+        nu = items[ITEM_MU, m]
+        lam_m = items[ITEM_LAM, m]
         weight = 0.0   # Σ τ̄ ω
         weight_x = 0.0  # Σ τ̄ ω x̄
         ratings_part = 0.0
@@ -492,7 +492,7 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
             weight_x += tau * w * out[n, XBAR]
         d_mean, d_log = _update_z_delta(m, start, stop, rater, raters, items, out, hyper,
                                         item_delta, clamped, d_mean, d_log, weight, weight_x)
-        if abs(items[m, ITEM_MU] - mu_old) < tol and abs(d_mean - d_old) < tol * d_old:
+        if abs(items[ITEM_MU, m] - mu_old) < tol and abs(d_mean - d_old) < tol * d_old:
             break
     ratings_part = _item_elbo(m, start, stop, rater, raters, items, out, d_mean, d_log,
                               ratings_part, rater_acc)
@@ -610,6 +610,12 @@ def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, r
     count = item_ptr[m1] - first
     work = np.empty((ONCE_TAU + 1, count))
     item_d = np.empty((m1 - m0, 2))  # E δ, E ln δ of each item
+    # √(E δ) and ln E δ of each group once, rather than once per item (the
+    # same math calls on the same values, so the same bits)
+    group_roots = np.empty((0 if item_delta else groups.shape[0], 2))
+    for g in range(group_roots.shape[0]):
+        group_roots[g, 0] = math.sqrt(groups[g, GROUP_DELTA])
+        group_roots[g, 1] = math.log(groups[g, GROUP_DELTA])
     # Per rating, everything but its bin's mass, in columns (the terms of
     # _update_item's logit and F share that do not involve log Z)
     for m in range(m0, m1):
@@ -617,14 +623,20 @@ def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, r
         d_mean, d_log = _item_difficulty(m, items, item_group, groups, item_delta)
         item_d[m - m0, 0] = d_mean
         item_d[m - m0, 1] = d_log
-        d_sqrt = math.sqrt(d_mean)
-        d_ln = math.log(d_mean)
-        nu = items[m, ITEM_MU]
-        inv_lam = 1.0 / items[m, ITEM_LAM]
+        if item_delta:
+            d_sqrt = math.sqrt(d_mean)
+            d_ln = math.log(d_mean)
+        else:
+            d_sqrt = group_roots[item_group[m], 0]
+            d_ln = group_roots[item_group[m], 1]
+        nu = items[ITEM_MU, m]
+        inv_lam = 1.0 / items[ITEM_LAM, m]
         for n in range(item_ptr[m], item_ptr[m + 1]):
-            k = n - first
-            j = rater[n]
-            r = label[n]
+            # unsigned indices: numba wraps a negative signed index (a compare
+            # and an add per access); these are never negative
+            k = np.uint64(n - first)
+            j = np.uint64(rater[n])
+            r = np.uint64(label[n])
             s = raters[j, RATER_SQRT_TAU] * d_sqrt
             work[ONCE_TAU, k] = raters[j, RATER_TAU]
             rho = raters[j, RATER_TAU] * d_mean
@@ -647,7 +659,7 @@ def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, r
     for m in range(m0, m1):
         start = item_ptr[m]
         stop = item_ptr[m + 1]
-        clamped = not math.isnan(items[m, ITEM_KNOWN])
+        clamped = not math.isnan(items[ITEM_KNOWN, m])
         if stop == start:
             _unrated_item(m, items, hyper, clamped)
             continue
@@ -658,28 +670,28 @@ def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, r
         weight = 0.0   # Σ τ̄ ω
         weight_x = 0.0  # Σ τ̄ ω x̄
         ratings_part = 0.0
-        for k in range(start - first, stop - first):
+        for k in range(np.uint64(start - first), np.uint64(stop - first)):
             tau_w = work[ONCE_TAU, k] * work[ONCE_OMEGA, k]
             ratings_part += work[ONCE_PART, k]
             weight += tau_w
             weight_x += tau_w * work[ONCE_XBAR, k]
         _update_z(m, items, hyper, clamped, d_mean, weight, weight_x)
-        mu_m = items[m, ITEM_MU]
-        inv_lam = 1.0 / items[m, ITEM_LAM]
+        mu_m = items[ITEM_MU, m]
+        inv_lam = 1.0 / items[ITEM_LAM, m]
         if item_delta:
             count = 0.0
             total = 0.0
-            for k in range(start - first, stop - first):
+            for k in range(np.uint64(start - first), np.uint64(stop - first)):
                 e = _squared_error(work[ONCE_XBAR, k], work[ONCE_XVAR, k], mu_m, inv_lam)
                 count += work[ONCE_OMEGA, k]
                 total += work[ONCE_TAU, k] * work[ONCE_OMEGA, k] * e
             d_mean, d_log = _update_delta(m, items, hyper, count, total)
         for n in range(start, stop):
-            k = n - first
+            k = np.uint64(n - first)
             omega = work[ONCE_OMEGA, k]
             e = _squared_error(work[ONCE_XBAR, k], work[ONCE_XVAR, k], mu_m, inv_lam)
             ratings_part += omega * (0.5 * d_log - 0.5 * work[ONCE_TAU, k] * d_mean * e)
-            _add_rating_sums(acc, rater[n], omega, work[ONCE_OMEGA_C, k], d_mean, e)
+            _add_rating_sums(acc, np.uint64(rater[n]), omega, work[ONCE_OMEGA_C, k], d_mean, e)
             if write_out:
                 out[n, OMEGA] = omega
                 out[n, OMEGA_C] = work[ONCE_OMEGA_C, k]
@@ -729,10 +741,11 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
         E τ, E ln τ, √(E τ), ln E τ, ln ε, ln(1 - ε).
     groups : float64 (n_groups, 2)
         E δ_c, E ln δ_c.
-    items : float64 (n_items, 6), in/out
+    items : float64 (6, n_items), in/out
         μ_m, λ_m of q(z_m) (the sweep starts at μ_m), F share (output),
         q(δ_m)'s shape and rate with ``item_delta``, and the item's known
-        value (gold; NaN when unknown), which fixes q(z_m) at it.
+        value (gold; NaN when unknown), which fixes q(z_m) at it.  One row
+        per quantity, so that each is a contiguous array for the caller.
     out : float64 (n_ratings, 5), output
         ω, 1 - ω, E[(x - z)²], E x and Var x of q(x | y=1).
     hyper : float64 (4,)
@@ -747,8 +760,9 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
         Σ ω E[(x - z)²] over the block's ratings (the last gives the one
         shared δ's update without a by-group pass), summed in item order while the ratings are in
         cache (the global update's by-rater sums, without a second pass of
-        random reads).  The caller sums the blocks in order, so serial and
-        parallel runs agree to the last bit.
+        random reads).  On return ``rater_acc[0]`` holds the sums over
+        all blocks, added in block order (:func:`_sum_blocks`), so serial
+        and parallel runs agree to the last bit.
     write_out : bool
         Whether to fill ``out``.  Without it (the fit loop, whose global
         update needs only ``rater_acc`` unless δ is per group) the one-sweep
@@ -759,6 +773,7 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
         _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
                      items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
                      write_out)
+    _sum_blocks(rater_acc)
 
 
 @njit(cache=True, nogil=True)
@@ -772,17 +787,47 @@ def item_sweep_serial(item_ptr, rater, label, item_group, scale, raters, groups,
         _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
                      items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
                      write_out)
+    _sum_blocks(rater_acc)
+
+
+@njit(cache=True, nogil=True)
+def _sum_blocks(rater_acc):
+    """``rater_acc[0] += rater_acc[c]`` for c = 1, 2, ... in turn: the sum
+    over blocks in the order numpy's ``sum(axis=0)`` adds them, without a
+    second array (numpy's took about 90 µs per TREC sweep, the array out
+    of cache by then)."""
+    total = rater_acc[0]
+    for c in range(1, rater_acc.shape[0]):
+        block = rater_acc[c]
+        for j in range(total.shape[0]):
+            for q in range(total.shape[1]):
+                total[j, q] += block[j, q]
+
+
+@njit(cache=True, nogil=True)
+def rater_table(raters, tau_shape, tau_rate, tau_digamma, tau_log_rate, eps, eps_c):
+    """The sweep's rater table (``raters`` of :func:`item_sweep_parallel`) from
+    q(τ_n) (with ψ(shape) and ln rate), ε_n and 1 - ε_n, in one pass (ln 0 is
+    -inf: a rater with ε = 0 or 1).  numpy's six arrays and ``column_stack``
+    cost about 80 µs per TREC sweep."""
+    for j in range(raters.shape[0]):
+        tau_mean = tau_shape[j] / tau_rate[j]
+        raters[j, RATER_TAU] = tau_mean
+        raters[j, RATER_LOG_TAU] = tau_digamma[j] - tau_log_rate[j]
+        raters[j, RATER_SQRT_TAU] = math.sqrt(tau_mean)
+        raters[j, RATER_LN_TAU] = math.log(tau_mean)
+        raters[j, RATER_LOG_EPS] = math.log(eps[j]) if eps[j] > 0.0 else -np.inf
+        raters[j, RATER_LOG_1MEPS] = math.log(eps_c[j]) if eps_c[j] > 0.0 else -np.inf
 
 
 @njit(cache=True, nogil=True)
 def start_items(items, mu, lam, known):
     """The sweep's item table: q(z_m) where the last sweep left it and each
-    item's known value (NaN when unknown), in one pass over its rows (numpy's
-    three strided column writes took about 75 µs per sweep on TREC)."""
-    for m in range(items.shape[0]):
-        items[m, ITEM_MU] = mu[m]
-        items[m, ITEM_LAM] = lam[m]
-        items[m, ITEM_KNOWN] = known[m]
+    item's known value (NaN when unknown), in one pass."""
+    for m in range(items.shape[1]):
+        items[ITEM_MU, m] = mu[m]
+        items[ITEM_LAM, m] = lam[m]
+        items[ITEM_KNOWN, m] = known[m]
 
 
 # -- the global update's sums ------------------------------------------------------
