@@ -82,26 +82,34 @@ def _splitmix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-def item_uniforms(item_ids, seed):
+def item_keys(item_ids):
+    """The items' ids as uint64 keys for :func:`item_uniforms`, the same for
+    every seed (hashing text ids is most of the cost: compute them once for
+    several seeds).  Integer ids are taken as numbers, others hashed by
+    their text (``str``)."""
+    ids = np.asarray(item_ids)
+    if ids.dtype.kind in "iub":
+        return ids.astype(np.int64).view(np.uint64)
+    if ids.dtype.kind == "f":
+        return ids.astype(np.float64).view(np.uint64)
+    text = ids.astype(str)
+    codes = text.view(np.uint32).reshape(len(text), -1).astype(np.uint64)
+    keys = np.zeros(len(text), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in codes.T:  # the padding (code 0) of shorter ids is skipped
+            keys = np.where(column != 0, _splitmix64(keys ^ column), keys)
+    return keys
+
+
+def item_uniforms(item_ids, seed, keys=None):
     """One uniform number in (0, 1) per item, a function of the item's id
     and ``seed`` only: the same for an item wherever it sits (in memory, in
     any Dask partition, in a cross-validation fold), so that random starts
-    do not depend on how the items are laid out.
-
-    Integer ids are hashed as numbers, others by their text (``str``).
-    """
-    ids = np.asarray(item_ids)
+    do not depend on how the items are laid out.  ``keys``: the ids'
+    :func:`item_keys`, when already computed."""
+    if keys is None:
+        keys = item_keys(item_ids)
     with np.errstate(over="ignore"):
-        if ids.dtype.kind in "iub":
-            keys = ids.astype(np.int64).view(np.uint64)
-        elif ids.dtype.kind == "f":
-            keys = ids.astype(np.float64).view(np.uint64)
-        else:
-            text = ids.astype(str)
-            codes = text.view(np.uint32).reshape(len(text), -1).astype(np.uint64)
-            keys = np.zeros(len(text), dtype=np.uint64)
-            for column in codes.T:  # the padding (code 0) of shorter ids is skipped
-                keys = np.where(column != 0, _splitmix64(keys ^ column), keys)
         hashed = _splitmix64(keys ^ _splitmix64(np.uint64(seed)))
     return ((hashed >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
 
@@ -111,9 +119,9 @@ def item_ids_of(data):
     return np.arange(data.n_items) if data.item_ids is None else data.item_ids
 
 
-def item_normals(item_ids, seed):
+def item_normals(item_ids, seed, keys=None):
     """One standard normal per item (see :func:`item_uniforms`)."""
-    return ndtri(item_uniforms(item_ids, seed))
+    return ndtri(item_uniforms(item_ids, seed, keys))
 
 
 def item_dirichlet(item_ids, seed, n_classes):
@@ -121,8 +129,9 @@ def item_dirichlet(item_ids, seed, n_classes):
     :func:`item_uniforms` (seeds ``seed`` ... ``seed + n_classes - 1``): a
     random start of the items' posteriors that is the same in memory and in
     any Dask partition."""
+    keys = item_keys(item_ids)
     rows = -np.log(np.column_stack(
-        [item_uniforms(item_ids, seed + k) for k in range(n_classes)]))
+        [item_uniforms(item_ids, seed + k, keys) for k in range(n_classes)]))
     return rows / rows.sum(axis=1, keepdims=True)
 
 

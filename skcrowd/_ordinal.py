@@ -12,7 +12,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _dask
-from ._base import CrowdModel, item_chunks, item_ids_of, item_normals, numba_threads
+from ._base import (CrowdModel, item_chunks, item_ids_of, item_keys, item_normals,
+                    numba_threads)
 from ._dask import DaskRatingData
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
@@ -69,6 +70,7 @@ class _Problem:
             self.known[gold] = self.value[data.gold[gold]]
         # the kernels' fixed blocks of items (from the data's shape only)
         self.block_ptr = item_chunks(data.n_items, 3 * data.n_raters)
+        self.item_keys = None  # (the restarts' jitter: see _item_start)
 
 
 class _DaskProblem:
@@ -642,7 +644,9 @@ class OrdinalMixture(CrowdModel):
         means[np.isnan(means)] = mu0
         step = problem.step
         if seed is not None:
-            means = means + 0.5 * step * item_normals(item_ids_of(data), seed)
+            if problem.item_keys is None:  # the ids hashed once for every restart
+                problem.item_keys = item_keys(item_ids_of(data))
+            means = means + 0.5 * step * item_normals(None, seed, problem.item_keys)
         n_per_item = np.diff(data.item_ptr)
         delta_mean = self.difficulty_shape / self.difficulty_rate
         start = {"mu": means, "lam": lam0 + n_per_item * delta_mean / step**2}
