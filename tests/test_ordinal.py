@@ -18,7 +18,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from skcrowd import MajorityVote, MeanRating, MedianRating, OrdinalMixture
+from skcrowd._base import item_keys, item_uniforms
 from skcrowd._kernels import _ordinal as kernels
+from skcrowd._ordinal import _tau_terms
 from skcrowd.datasets import load_trec2010, load_web, make_ordinal
 from skcrowd.metrics import correlation, mean_squared_error, ndcg
 
@@ -326,6 +328,74 @@ def test_item_sweep_with_item_difficulty_matches_numpy_reference(small, link):
         ours["rater_acc"][:, 2],
         np.bincount(data.rater, item_delta[data.item] * ref["omega"] * ref["err"], J),
         rtol=1e-9, atol=1e-10)
+
+
+def test_rater_table_and_block_sums_match_numpy():
+    rng = np.random.default_rng(4)
+    J = 40
+    shape, rate = rng.uniform(0.5, 50, J), rng.uniform(0.1, 20, J)
+    eps = rng.uniform(0, 1, J)
+    eps[:3] = [0.0, 1.0, 0.5]  # a full spammer and a rater who never spams
+    table = np.empty((J, 6))
+    kernels.rater_table(table, shape, rate, digamma(shape), np.log(rate), eps, 1 - eps)
+    tau = shape / rate
+    with np.errstate(divide="ignore"):
+        expected = np.column_stack([tau, digamma(shape) - np.log(rate), np.sqrt(tau),
+                                    np.log(tau), np.log(eps), np.log(1 - eps)])
+    np.testing.assert_allclose(table, expected, rtol=1e-15)
+    assert table[0, kernels.RATER_LOG_EPS] == -np.inf
+    assert table[1, kernels.RATER_LOG_1MEPS] == -np.inf
+    # the blocks' rater sums: block 0 + block 1 + ... in that order
+    blocks = rng.normal(size=(7, J, 4)) * 10.0 ** rng.uniform(-3, 3, size=(7, 1, 1))
+    total = blocks[0].copy()
+    for block in blocks[1:]:
+        total = total + block
+    summed = blocks.copy()
+    kernels._sum_blocks(summed)
+    np.testing.assert_array_equal(summed[0], total)
+    np.testing.assert_array_equal(summed[1:], blocks[1:])
+
+
+@pytest.mark.parametrize("unrated", [False, True])
+def test_global_update_q_tau_and_its_cached_terms(small, unrated):
+    # q(τ_n) (eq. 4) from the sweep's sums, (α, β) from the rated raters' q(τ);
+    # a rater without ratings gets the new prior.  ψ(shape) and ln(rate) are
+    # left for the next sweep and F, for this q(τ) only.
+    X = small.X.copy()
+    if unrated:
+        X[:, 2] = np.nan  # rater 2 has no ratings
+    model = OrdinalMixture()
+    data = model._encode(X, reset=True)
+    problem = model._prepare(data)
+    assert problem.all_rated is not unrated
+    params = dict(model._init_params(problem, np.random.RandomState(0), 0), parallel=False)
+    _, stats = model._local_step(problem, params)
+    new = model._global_update(problem, params, stats)
+    rated = problem.rated
+    spam_sum, genuine_sum, error_sum, _ = stats["rater_acc"].T
+    np.testing.assert_array_equal(new["tau_shape"][rated],
+                                  params["alpha"] + 0.5 * genuine_sum[rated])
+    np.testing.assert_array_equal(new["tau_rate"][rated],
+                                  params["beta"] + 0.5 * error_sum[rated])
+    assert np.all(new["tau_shape"][~rated] == new["alpha"])
+    assert np.all(new["tau_rate"][~rated] == new["beta"])
+    shape, rate = new["tau_shape"][rated], new["tau_rate"][rated]
+    # the gamma MLE: ln α - ψ(α) = ln mean E τ - mean E ln τ, β = α / mean E τ
+    mean_tau = np.mean(shape / rate)
+    s = np.log(mean_tau) - np.mean(digamma(shape) - np.log(rate))
+    assert np.log(new["alpha"]) - digamma(new["alpha"]) == pytest.approx(s, rel=1e-9)
+    assert new["beta"] == pytest.approx(new["alpha"] / mean_tau, rel=1e-12)
+    np.testing.assert_array_equal(new["eps"][rated],
+                                  genuine_sum[rated] / problem.rater_counts[rated])
+    cached = new["tau_terms"]
+    assert cached[0] is new["tau_shape"] and cached[1] is new["tau_rate"]
+    np.testing.assert_array_equal(cached[2], digamma(new["tau_shape"]))
+    np.testing.assert_array_equal(cached[3], np.log(new["tau_rate"]))
+    # another q(τ) (an extrapolation, a restart) does not read them
+    moved = model._params_from_vector(model._params_to_vector(new) + 0.1, new)
+    psi, log_rate = _tau_terms(moved)
+    np.testing.assert_array_equal(psi, digamma(moved["tau_shape"]))
+    np.testing.assert_array_equal(log_rate, np.log(moved["tau_rate"]))
 
 
 def test_group_sums_match_numpy(small):
@@ -839,3 +909,15 @@ def test_gamma_rule_for_item_difficulty_matches_scipy_and_the_moments(shape):
     assert w @ (x - mean) ** 2 == pytest.approx(shape, rel=1e-6)
     if shape >= 10:  # E ln δ: ln is singular at 0, which a small shape weighs
         assert w @ np.log(x) == pytest.approx(digamma(shape), rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("ids", [np.arange(50) * 7, np.linspace(0, 1, 50),
+                                 np.array([f"doc-{i:03d}x" * (1 + i % 3) for i in range(50)])])
+def test_item_uniforms_from_precomputed_keys(ids):
+    # the restarts hash the ids once (item_keys) and reuse them for each seed
+    keys = item_keys(ids)
+    for seed in (0, 1, 12345):
+        u = item_uniforms(ids, seed)
+        np.testing.assert_array_equal(item_uniforms(None, seed, keys), u)
+        assert np.all((u > 0) & (u < 1))
+    assert len(np.unique(item_uniforms(ids, 3))) == len(ids)
