@@ -925,7 +925,10 @@ def encode(estimator, X, *, reset):
     if reset:
         estimator.n_features_in_ = ratings.shape[1]
         if form == "wide":
-            estimator.rater_ids_ = estimator.feature_names_in_
+            # the column names; scikit-learn sets ``feature_names_in_`` only
+            # when they are all strings (``pd.DataFrame(matrix)`` has integers)
+            estimator.rater_ids_ = getattr(estimator, "feature_names_in_",
+                                           np.asarray(X.columns))
         elif form == "matrix":
             estimator.rater_ids_ = np.arange(ratings.shape[1])
         else:

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 
 from skcrowd import GLAD, DawidSkene, MajorityVote, OrdinalMixture, Ratings
 from skcrowd.datasets import (load_bluebirds, load_caries, load_dog, load_rte,
@@ -79,6 +80,22 @@ def test_pivoted_frame_is_still_wide():
     np.testing.assert_allclose(model.confusion_, DawidSkene().fit(long).confusion_)
     proba = model.set_output(transform="pandas").predict_proba(wide)
     pd.testing.assert_index_equal(proba.index, wide.index)
+
+
+@pytest.mark.parametrize("columns", [None, [1.5, 2.0, 3.0],
+                                     [("a", 1), ("a", 2), ("b", 1)]])
+def test_wide_frame_with_non_string_column_names(columns):
+    # pd.DataFrame(matrix) has integer column names: scikit-learn sets no
+    # feature_names_in_, and fit raised AttributeError instead of fitting
+    X = np.array([[0, 1, np.nan], [1, 1, 0], [0, 0, 1]])
+    if columns is not None and isinstance(columns[0], tuple):
+        columns = pd.MultiIndex.from_tuples(columns)
+    wide = pd.DataFrame(X, columns=columns)
+    for model in (MajorityVote(), DawidSkene()):
+        fitted = model.fit(wide)
+        assert list(fitted.rater_ids_) == list(wide.columns)
+        np.testing.assert_array_equal(fitted.predict(wide), clone(model).fit(X).predict(X))
+        assert list(fitted.rater_table().index) == list(wide.columns)
 
 
 @pytest.mark.parametrize(
