@@ -168,7 +168,14 @@ def correlation(y_true, y_pred):
 
 def _gain(values, gain):
     if gain == "exponential":
-        return np.exp2(values) - 1.0
+        with np.errstate(over="ignore"):
+            gains = np.exp2(values) - 1.0
+        if not np.all(np.isfinite(gains)):
+            raise ValueError(
+                f"The exponential gain 2**y - 1 overflows for y = {np.max(values):g}; "
+                "use gain='linear' or code the scale with small numbers."
+            )
+        return gains
     if gain == "linear":
         return values
     raise ValueError(f"gain must be 'exponential' or 'linear'; got {gain!r}.")
@@ -237,6 +244,9 @@ def ndcg(y_true, y_pred, groups, *, gain="exponential", k=None):
             f"groups has {len(groups)} entries; y_true has {len(y_true)} items."
         )
     _gain(np.zeros(1), gain)
+    if k is not None and (isinstance(k, (bool, np.bool_))
+                          or not isinstance(k, (int, np.integer)) or k < 1):
+        raise ValueError(f"k must be a positive integer (the top k ranks) or None; got {k!r}.")
     ids, codes = np.unique(groups[known], return_inverse=True)
     truth = y_true[known]
     pred = y_pred[known]

@@ -77,6 +77,21 @@ def test_ndcg_skips_groups_without_gain_and_unknown_items():
     assert ndcg(truth, pred, groups) == pytest.approx((ranked @ d) / (gains @ d))
 
 
+@pytest.mark.parametrize("k", [0, -1, 1.5, True, "2"])
+def test_ndcg_k_must_be_a_positive_integer(graded, k):
+    # k=-1 silently dropped the last rank, k=1.5 raised TypeError, k=0 blamed the gains
+    truth, pred, groups = graded
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        ndcg(truth, pred, groups, k=k)
+    assert ndcg(truth, pred, groups, k=np.int64(2)) == ndcg(truth, pred, groups, k=2)
+
+
+def test_ndcg_exponential_gain_overflow_is_an_error_not_nan():
+    with pytest.raises(ValueError, match="overflows"):
+        ndcg([2000, 1, 0], [0.1, 0.2, 0.9], [0, 0, 0])
+    assert ndcg([2000, 1, 0], [0.9, 0.2, 0.1], [0, 0, 0], gain="linear") == 1.0
+
+
 def test_ordinal_scores_and_errors(graded):
     truth, pred, groups = graded
     scores = ordinal_scores(truth, pred, groups)
