@@ -160,6 +160,10 @@ def test_posterior_entropy_uncertainty_and_consistency():
     assert 0 < consistency(mace, X) <= 1
     with pytest.raises(ValueError, match="skills"):
         consistency(ds, X, skills=[0.5, 0.5])
+    # a NaN skill gave consistency and uncertainty 0.0 instead of an error
+    for metric in (consistency, uncertainty):
+        with pytest.raises(ValueError, match="skills"):
+            metric(ds, X, skills=[np.nan, 0.5, 0.5])
 
 
 def test_per_item_metrics_are_tidy_for_pandas_input():
