@@ -78,8 +78,15 @@ def _read_ratings(path, item, rater, label):
                     f"{name}, line {reader.line_num}: the row has {given} field(s), "
                     f"fewer than the header's {len(reader.fieldnames)}."
                 )
-            if fields[2] != "":
-                rows.append(fields)
+            if fields[2] == "":
+                continue  # not rated
+            empty = [c for c, v in zip((item, rater), fields) if not v.strip()]
+            if empty:
+                raise ValueError(
+                    f"{name}, line {reader.line_num}: the rating has no {' or '.join(empty)} "
+                    "id; every rating needs an item and a rater."
+                )
+            rows.append(fields)
     except UnicodeDecodeError as error:
         raise ValueError(
             f"{name} is not UTF-8 text (byte {error.object[error.start]:#04x} at "
