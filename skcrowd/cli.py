@@ -51,6 +51,12 @@ def _log(message):
     print(message, file=sys.stderr, flush=True)
 
 
+def _show_warning(message, category, *args, **kwargs):
+    """A warning on one line of stderr, without Python's file, line and
+    source text (``warnings.showwarning`` inside :func:`main`)."""
+    _log(f"skcrowd: warning: {' '.join(str(message).split())}")
+
+
 def _read_ratings(path, item, rater, label):
     """The ratings of a long-form CSV file (``-``: standard input), read as
     UTF-8 with or without a byte-order mark (Excel's "CSV UTF-8")."""
@@ -385,6 +391,12 @@ def main(argv=None):
     model that does not fit the labels) prints one line on stderr naming
     the problem and returns 1."""
     args = build_parser().parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _run(args):
     try:
         output = getattr(args, "output", "-")
         if output and output != "-":

@@ -62,6 +62,21 @@ def test_a_rating_without_an_item_or_rater_id_is_an_error(tmp_path, capsys, row,
                    "every rating needs an item and a rater.")
 
 
+@pytest.mark.parametrize("ratings, flags, message", [
+    ("1,a,1\n1,b,1\n2,a,1\n", [], "only one class (1)"),
+    ("1,a,0\n1,b,1\n2,a,1\n2,b,1\n3,a,0\n", ["--model", "glad", "--max-iter", "1"],
+     "GLAD did not converge"),
+])
+def test_warnings_are_one_line_on_stderr(tmp_path, capsys, ratings, flags, message):
+    # they were printed by Python: file path and line, then the source line
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\n" + ratings)
+    assert cli.main(["aggregate", str(path), *flags]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3, err  # read ..., the warning, fitted ...
+    assert err[1].startswith("skcrowd: warning: ") and message in err[1]
+
+
 def test_demo_runs_as_a_command():
     # two sets keep CI quick; every set is the default
     result = subprocess.run(
