@@ -129,7 +129,11 @@ def _model(args):
     given = {name: getattr(args, name) for name in MODEL_FLAGS
              if getattr(args, name, None) is not None}
     if "classes" in given:
-        given["classes"] = _typed([c.strip() for c in given["classes"].split(",")])
+        levels = [c.strip() for c in given["classes"].split(",")]
+        if "" in levels:
+            raise SystemExit(f"skcrowd: --classes {given['classes']!r} has an empty level; "
+                             "give the scale comma-separated, e.g. --classes 1,2,3.")
+        given["classes"] = _typed(levels)
     unsupported = [name for name in given if name not in model.get_params()]
     if unsupported:
         flags = ", ".join("--" + name.replace("_", "-") for name in unsupported)
@@ -349,8 +353,17 @@ def cmd_demo(args):
         print(f"{model_name:<15}" + "".join(f"{c:>32}" for c in cells), flush=True)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage mistake on one line of stderr (exit status 2),
+    without the usage block, which for ``aggregate`` runs to eight lines."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} "
+                     f"(see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="skcrowd", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="skcrowd", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"skcrowd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func, help_text in (

@@ -77,6 +77,31 @@ def test_warnings_are_one_line_on_stderr(tmp_path, capsys, ratings, flags, messa
     assert err[1].startswith("skcrowd: warning: ") and message in err[1]
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["aggregate", "r.csv", "--model", "bogus"], "invalid choice: 'bogus'"),
+    (["aggregate", "r.csv", "--max-iter", "abc"], "invalid int value: 'abc'"),
+    (["aggregate"], "required: ratings"),
+    (["bogus"], "invalid choice: 'bogus'"),
+])
+def test_usage_mistakes_are_one_line_on_stderr(capsys, argv, message):
+    # argparse printed its usage block first: eight lines for aggregate
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("skcrowd") and message in err[0]
+    assert err[0].endswith("--help)")
+
+
+@pytest.mark.parametrize("classes", ["", ",", "0,,1"])
+def test_classes_flag_with_an_empty_level_is_named(tmp_path, classes):
+    # "" became the class '' and the error blamed the labels' type
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\n1,a,0\n1,b,1\n")
+    with pytest.raises(SystemExit, match="--classes .* has an empty level"):
+        cli.main(["aggregate", str(path), "--classes", classes])
+
+
 def test_demo_runs_as_a_command():
     # two sets keep CI quick; every set is the default
     result = subprocess.run(
