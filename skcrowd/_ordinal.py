@@ -512,9 +512,12 @@ class OrdinalMixture(CrowdModel):
         if not np.all(np.isfinite(values)):
             raise ValueError("The scale values must be finite numbers.")
         if self.thresholds is None:
-            mid = 0.5 * (values[1:] + values[:-1])
-            b = np.concatenate([[values[0] - (mid[0] - values[0])], mid,
-                                [values[-1] + (values[-1] - mid[-1])]])
+            with np.errstate(over="ignore", invalid="ignore"):
+                mid = 0.5 * (values[1:] + values[:-1])
+                b = np.concatenate([[values[0] - (mid[0] - values[0])], mid,
+                                    [values[-1] + (values[-1] - mid[-1])]])
+            if not (np.all(np.isfinite(b)) and np.all(np.diff(b) > 0)):
+                raise self._unusable_scale(values)
         else:
             b = np.asarray(self.thresholds, dtype=np.float64).ravel()
             if b.shape != (n_classes + 1,):
@@ -547,7 +550,20 @@ class OrdinalMixture(CrowdModel):
         if self.link == "gaussian":
             log_spam = log_spam - np.log(np.diff(b))
         step = float(np.median(np.diff(values)))
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            squares = np.float64(step) ** 2, 1.0 / np.float64(step) ** 2
+        if not all(np.isfinite(v) and v > 0 for v in squares):
+            raise self._unusable_scale(values)
         return b[:-1].copy(), b[1:].copy(), values, log_spam, step
+
+    @staticmethod
+    def _unusable_scale(values):
+        more = " ..." if len(values) > 5 else ""
+        return ValueError(
+            f"The label values {values[:5].tolist()!r}{more} are too large, too small "
+            "or too close together for float64 arithmetic on the scale (its bins and "
+            "the square of its step). Rescale the labels, e.g. to 0, 1, ..., K-1."
+        )
 
     def _encode_groups(self, groups, data):
         # A pandas Series is aligned by item id (the data layer's rule).

@@ -703,6 +703,24 @@ def test_bad_input_gives_clear_errors(kwargs, X, groups, message):
         OrdinalMixture(n_init=1, **kwargs).fit(X, groups=groups)
 
 
+@pytest.mark.parametrize("values", [
+    [-1e308, 0.0, 1e308],      # the outer bins overflowed: NaN posteriors
+    [0.0, 1e160, 2e160],       # step**2 overflowed: OverflowError
+    [0.0, 1e-160, 2e-160],     # step**2 underflowed: ZeroDivisionError
+    [1.0, 1.0 + 2**-52, 1.0 + 2**-51],  # bins of width 0: NaN posteriors
+])
+def test_a_scale_beyond_float64_is_a_clear_error(values):
+    codes = np.array([[0, 1, 2], [1, 2, 2], [2, 2, 0], [0, 0, 1]])
+    with pytest.raises(ValueError, match="Rescale the labels"):
+        OrdinalMixture(n_init=1, max_iter=5).fit(np.asarray(values)[codes])
+    # a scale far from 0..K-1 that float64 resolves still fits
+    for near in ([0.0, 1e150, 2e150], [0.0, 1e-100, 2e-100],
+                 [1.0, 1.0 + 2**-51, 1.0 + 2**-50]):
+        X = np.asarray(near)[codes]
+        model = OrdinalMixture(n_init=1, max_iter=5).fit(X)
+        assert np.all(np.isfinite(model.predict_proba(X)))
+
+
 def test_wrong_groups_length_at_predict(small):
     model = OrdinalMixture(difficulty="group", n_init=1).fit(small.X, groups=small.groups)
     with pytest.raises(ValueError, match="one entry per item"):
