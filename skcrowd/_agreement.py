@@ -285,7 +285,8 @@ def _skills(model, skills, n_raters):
     """Each rater's probability of giving the true label."""
     if skills is not None:
         skills = np.asarray(skills, dtype=np.float64)
-        if skills.shape != (n_raters,) or not np.all((skills >= 0) & (skills <= 1)):  # NaN too
+        # written so that NaN fails too
+        if skills.shape != (n_raters,) or not np.all((skills >= 0) & (skills <= 1)):
             raise ValueError(f"skills must be {n_raters} probabilities, one per rater.")
         return skills
     if hasattr(model, "rater_accuracy_"):

@@ -89,8 +89,8 @@ def _read_ratings(path, item, rater, label):
             empty = [c for c, v in zip((item, rater), fields) if not v.strip()]
             if empty:
                 raise ValueError(
-                    f"{name}, line {reader.line_num}: the rating has no {' or '.join(empty)} "
-                    "id; every rating needs an item and a rater."
+                    f"{name}, line {reader.line_num}: the rating has no "
+                    f"{' or '.join(empty)} id; every rating needs an item and a rater."
                 )
             rows.append(fields)
     except UnicodeDecodeError as error:
@@ -131,8 +131,10 @@ def _model(args):
     if "classes" in given:
         levels = [c.strip() for c in given["classes"].split(",")]
         if "" in levels:
-            raise SystemExit(f"skcrowd: --classes {given['classes']!r} has an empty level; "
-                             "give the scale comma-separated, e.g. --classes 1,2,3.")
+            raise SystemExit(
+                f"skcrowd: --classes {given['classes']!r} has an empty level; "
+                "give the scale comma-separated, e.g. --classes 1,2,3."
+            )
         given["classes"] = _typed(levels)
     unsupported = [name for name in given if name not in model.get_params()]
     if unsupported:

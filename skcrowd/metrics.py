@@ -246,7 +246,9 @@ def ndcg(y_true, y_pred, groups, *, gain="exponential", k=None):
     _gain(np.zeros(1), gain)
     if k is not None and (isinstance(k, (bool, np.bool_))
                           or not isinstance(k, (int, np.integer)) or k < 1):
-        raise ValueError(f"k must be a positive integer (the top k ranks) or None; got {k!r}.")
+        raise ValueError(
+            f"k must be a positive integer (the top k ranks) or None; got {k!r}."
+        )
     ids, codes = np.unique(groups[known], return_inverse=True)
     truth = y_true[known]
     pred = y_pred[known]

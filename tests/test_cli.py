@@ -52,7 +52,8 @@ def test_custom_column_names_and_a_clear_error(tmp_path):
 
 @pytest.mark.parametrize("row, missing", [(",a,1", "item"), ("2,,1", "rater"),
                                           (" , ,1", "item or rater")])
-def test_a_rating_without_an_item_or_rater_id_is_an_error(tmp_path, capsys, row, missing):
+def test_a_rating_without_an_item_or_rater_id_is_an_error(tmp_path, capsys, row,
+                                                          missing):
     # an empty id was read as the id "" (one more item or rater), silently
     path = tmp_path / "r.csv"
     path.write_text(f"item,rater,label\n1,a,1\n1,b,0\n{row}\n")
