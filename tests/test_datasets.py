@@ -54,6 +54,24 @@ def test_trec2010_rejects_unknown_preprocessing():
         datasets.load_trec2010(preprocess="drop")
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"accuracy": (0.5, 1.5)}, "accuracy must be"),   # negative confusion entries
+    ({"accuracy": (0.9, 0.5)}, "accuracy must be"),
+    ({"spammer_fraction": 2.0}, "spammer_fraction"),
+    ({"spammer_fraction": np.nan}, "spammer_fraction"),
+    ({"n_classes": 0}, "n_classes"),                    # numpy's "a must be greater"
+    ({"n_items": 5.5}, "n_items"),                      # a TypeError from numpy
+    ({"class_prior": [0.5, 0.6]}, "class_prior must be"),
+])
+def test_make_dawid_skene_checks_its_parameters(kwargs, message):
+    # they were passed to numpy as given: errors from inside it, or silently
+    # impossible simulations (accuracy > 1)
+    params = dict(n_items=20, n_raters=4, ratings_per_item=2, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        datasets.make_dawid_skene(**{**params, **kwargs})
+    datasets.make_dawid_skene(**params, accuracy=np.array([0.6, 0.9]))
+
+
 def test_make_dawid_skene_returns_truth():
     data = datasets.make_dawid_skene(200, 10, 3, 4, spammer_fraction=0.3, random_state=0)
     assert data.ratings.shape == (200, 10) and data.ratings.n_ratings == 600

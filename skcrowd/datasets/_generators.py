@@ -1,8 +1,11 @@
 """Simulators of each model, returning ratings, true labels and the true
 parameters, for parameter-recovery tests and benchmarks."""
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
+from sklearn.utils._param_validation import Interval, validate_params
 
 from .._base import draw_categorical
 from .._ratings import Ratings
@@ -52,13 +55,33 @@ def generator_and_prior(random_state, class_prior, n_classes):
     rng = np.random.default_rng(seed)
     if class_prior is None:
         return rng, np.full(n_classes, 1.0 / n_classes)
+    return rng, check_class_prior(class_prior, n_classes)
+
+
+def check_class_prior(class_prior, n_classes):
+    """``class_prior`` as an array of ``n_classes`` probabilities, checked."""
     prior = np.asarray(class_prior, dtype=np.float64)
     if prior.shape != (n_classes,) or np.any(prior < 0) or not np.isclose(prior.sum(), 1):
         raise ValueError(
             f"class_prior must be {n_classes} non-negative numbers summing to 1; "
             f"got {class_prior!r}."
         )
-    return rng, prior
+    return prior
+
+
+@validate_params(
+    {
+        "n_items": [Interval(Integral, 1, None, closed="left")],
+        "n_raters": [Interval(Integral, 1, None, closed="left")],
+        "ratings_per_item": [Interval(Integral, 1, None, closed="left")],
+        "n_classes": [Interval(Integral, 2, None, closed="left")],
+        "accuracy": ["array-like"],
+        "spammer_fraction": [Interval(Real, 0, 1, closed="both")],
+        "class_prior": ["array-like", None],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
 
 
 def make_dawid_skene(
@@ -107,10 +130,16 @@ def make_dawid_skene(
     >>> model.confusion_.shape == data.confusion.shape
     True
     """
+    bounds = np.asarray(accuracy, dtype=np.float64)
+    if bounds.shape != (2,) or not 0 <= bounds[0] <= bounds[1] <= 1:
+        raise ValueError(
+            f"accuracy must be (low, high) with 0 <= low <= high <= 1; got {accuracy!r}."
+        )
     rng = check_random_state(random_state)
     K = n_classes
     prior = (
-        rng.dirichlet(np.full(K, 5.0)) if class_prior is None else np.asarray(class_prior, float)
+        rng.dirichlet(np.full(K, 5.0)) if class_prior is None
+        else check_class_prior(class_prior, K)
     )
     confusion = np.empty((n_raters, K, K))
     right = rng.uniform(accuracy[0], accuracy[1], size=n_raters)
