@@ -121,7 +121,8 @@ def expected_information_gain(model, X, raters=None, weights=None):
         pools = [np.asarray(raters)] * n_items
     if weights is not None:
         weights = np.asarray(weights, dtype=np.float64)
-        if len(weights) != len(pools[0]) or np.any(weights < 0) or weights.sum() <= 0:
+        if (weights.shape != (len(pools[0]),) or not np.all(np.isfinite(weights))
+                or np.any(weights < 0) or weights.sum() <= 0):
             raise ValueError("weights must be one non-negative number per rater of the pool.")
         weights = weights / weights.sum()
     classes = model.classes_
