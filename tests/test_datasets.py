@@ -72,6 +72,20 @@ def test_make_dawid_skene_checks_its_parameters(kwargs, message):
     datasets.make_dawid_skene(**params, accuracy=np.array([0.6, 0.9]))
 
 
+@pytest.mark.parametrize("make, kwargs, message", [
+    ("make_irt", {"prevalence": 2.0}, "prevalence"),        # every item positive
+    ("make_irt", {"prevalence": np.nan}, "prevalence"),     # every item negative
+    ("make_irt", {"n_items": 0}, "n_items"),                # an empty data set
+    ("make_irt", {"n_items": 5.5}, "n_items"),              # a TypeError from numpy
+    ("make_ordinal", {"ratings_per_item": 0}, "ratings_per_item"),  # no ratings
+    ("make_ordinal", {"n_items": 5.5}, "n_items"),
+])
+def test_simulators_check_their_design_parameters(make, kwargs, message):
+    params = dict(n_items=20, n_raters=4, ratings_per_item=2, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        getattr(datasets, make)(**{**params, **kwargs})
+
+
 def test_make_dawid_skene_returns_truth():
     data = datasets.make_dawid_skene(200, 10, 3, 4, spammer_fraction=0.3, random_state=0)
     assert data.ratings.shape == (200, 10) and data.ratings.n_ratings == 600

@@ -12,6 +12,16 @@ from .._ratings import Ratings
 
 __all__ = ["make_dawid_skene", "random_design"]
 
+#: ``validate_params`` constraints of the simulators' design parameters
+SIZES = {
+    "n_items": [Interval(Integral, 1, None, closed="left")],
+    "n_raters": [Interval(Integral, 1, None, closed="left")],
+    "ratings_per_item": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+}
+#: ... and of the probability of a simulated rater being a spammer
+FRACTION = [Interval(Real, 0, 1, closed="both")]
+
 
 def random_design(n_items, n_raters, ratings_per_item, rng):
     """Item and rater of each rating: every item rated by ``ratings_per_item``
@@ -71,14 +81,11 @@ def check_class_prior(class_prior, n_classes):
 
 @validate_params(
     {
-        "n_items": [Interval(Integral, 1, None, closed="left")],
-        "n_raters": [Interval(Integral, 1, None, closed="left")],
-        "ratings_per_item": [Interval(Integral, 1, None, closed="left")],
+        **SIZES,
         "n_classes": [Interval(Integral, 2, None, closed="left")],
         "accuracy": ["array-like"],
-        "spammer_fraction": [Interval(Real, 0, 1, closed="both")],
+        "spammer_fraction": FRACTION,
         "class_prior": ["array-like", None],
-        "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
 )

@@ -8,25 +8,22 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, validate_params
 
 from .._ratings import Ratings
-from ._generators import generator_and_prior, random_design
+from ._generators import FRACTION, SIZES, generator_and_prior, random_design
 
 __all__ = ["make_glad"]
 
 
 @validate_params(
     {
-        "n_items": [Interval(Integral, 1, None, closed="left")],
-        "n_raters": [Interval(Integral, 1, None, closed="left")],
-        "ratings_per_item": [Interval(Integral, 1, None, closed="left")],
+        **SIZES,
         "n_classes": [Interval(Integral, 2, None, closed="left")],
         "alpha_mean": [Real],
         "alpha_std": [Interval(Real, 0, None, closed="left")],
         "b_mean": [Real],
         "b_std": [Interval(Real, 0, None, closed="left")],
-        "spammer_fraction": [Interval(Real, 0, 1, closed="both")],
+        "spammer_fraction": FRACTION,
         "class_prior": ["array-like", None],
         "dense": ["boolean"],
-        "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
 )

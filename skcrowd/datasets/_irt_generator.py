@@ -1,15 +1,33 @@
 """Simulator of the IRT3PL model, for any configuration of its lattice."""
 
+from numbers import Real
+
 import numpy as np
 from scipy.special import expit
 from sklearn.utils import Bunch, check_random_state
+from sklearn.utils._param_validation import Interval, validate_params
 
 from .._ratings import Ratings
-from ._generators import random_design
+from ._generators import FRACTION, SIZES, random_design
 
 __all__ = ["make_irt"]
 
 
+@validate_params(
+    {
+        **SIZES,
+        "tag": [str],
+        "prevalence": FRACTION,
+        "alpha_sens": ["array-like"],
+        "alpha_spec": ["array-like"],
+        "difficulty_scale": [Interval(Real, 0, None, closed="left")],
+        "discrimination_scale": [Interval(Real, 0, None, closed="left")],
+        "guessing_mean": [Real],
+        "guessing_scale": [Interval(Real, 0, None, closed="left")],
+        "rater_abilities": ["array-like", None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_irt(
     n_items=1000,
     n_raters=10,

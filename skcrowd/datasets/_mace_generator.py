@@ -8,23 +8,20 @@ from sklearn.utils._param_validation import Interval, validate_params
 
 from .._base import draw_categorical
 from .._ratings import Ratings
-from ._generators import generator_and_prior, random_design
+from ._generators import FRACTION, SIZES, generator_and_prior, random_design
 
 __all__ = ["make_mace"]
 
 
 @validate_params(
     {
-        "n_items": [Interval(Integral, 1, None, closed="left")],
-        "n_raters": [Interval(Integral, 1, None, closed="left")],
-        "ratings_per_item": [Interval(Integral, 1, None, closed="left")],
+        **SIZES,
         "n_classes": [Interval(Integral, 2, None, closed="left")],
         "competence": [tuple],
-        "spammer_fraction": [Interval(Real, 0, 1, closed="both")],
+        "spammer_fraction": FRACTION,
         "spam_concentration": [Interval(Real, 0, None, closed="neither")],
         "class_prior": ["array-like", None],
         "dense": ["boolean"],
-        "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
 )

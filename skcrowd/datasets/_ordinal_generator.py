@@ -2,13 +2,15 @@
 
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
+from sklearn.utils._param_validation import validate_params
 
 from .._ratings import Ratings
-from ._generators import random_design
+from ._generators import SIZES, random_design
 
 __all__ = ["make_ordinal"]
 
 
+@validate_params(SIZES, prefer_skip_nested_validation=True)
 def make_ordinal(
     n_items=2000,
     n_raters=50,
