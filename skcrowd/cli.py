@@ -69,7 +69,16 @@ def _read_ratings(path, item, rater, label):
     name = "standard input" if path == "-" else path
     try:
         reader = csv.DictReader(f)
-        missing = [c for c in (item, rater, label) if c not in (reader.fieldnames or [])]
+        if reader.fieldnames is None:
+            raise SystemExit(f"skcrowd: {name} is empty: no header row, no ratings.")
+        repeated = [c for c in dict.fromkeys((item, rater, label))
+                    if reader.fieldnames.count(c) > 1]
+        if repeated:
+            raise SystemExit(
+                f"skcrowd: {name} has more than one column named {repeated}; "
+                "rename them so that each of --item/--rater/--label names one column."
+            )
+        missing = [c for c in (item, rater, label) if c not in reader.fieldnames]
         if missing:
             raise SystemExit(
                 f"skcrowd: {name} has no column(s) {missing}; it has {reader.fieldnames}. "

@@ -103,6 +103,21 @@ def test_classes_flag_with_an_empty_level_is_named(tmp_path, classes):
         cli.main(["aggregate", str(path), "--classes", classes])
 
 
+def test_a_repeated_column_name_is_an_error_not_the_last_column(tmp_path):
+    # csv.DictReader kept the last "item" column: the ids 2 and 3, silently
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label,item\n1,a,0,2\n1,b,1,3\n")
+    with pytest.raises(SystemExit, match=r"more than one column named \['item'\]"):
+        cli.main(["aggregate", str(path)])
+
+
+def test_an_empty_file_is_named_empty(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("")
+    with pytest.raises(SystemExit, match="is empty"):  # was "it has None"
+        cli.main(["aggregate", str(path)])
+
+
 def test_demo_runs_as_a_command():
     # two sets keep CI quick; every set is the default
     result = subprocess.run(
