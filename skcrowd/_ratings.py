@@ -28,6 +28,17 @@ def show(value):
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def check_positive_int(value, name, meaning):
+    """``value`` if it is an integer >= 1 (bools excluded), else a
+    ValueError naming ``name`` and what it counts (``meaning``)."""
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
+            or value < 1):
+        raise ValueError(
+            f"{name} must be a positive integer ({meaning}); got {value!r}."
+        )
+    return int(value)
+
+
 def loaded_pandas():
     """pandas if it has been imported (only then can the data hold its
     missing-value markers ``pd.NA`` / ``pd.NaT``), else None."""

@@ -21,7 +21,7 @@ from ._agreement import (
     posterior_entropy,
     uncertainty,
 )
-from ._ratings import _as_label_array, _missing_any
+from ._ratings import _as_label_array, _missing_any, check_positive_int
 
 __all__ = [
     "gold_accuracy",
@@ -244,11 +244,8 @@ def ndcg(y_true, y_pred, groups, *, gain="exponential", k=None):
             f"groups has {len(groups)} entries; y_true has {len(y_true)} items."
         )
     _gain(np.zeros(1), gain)
-    if k is not None and (isinstance(k, (bool, np.bool_))
-                          or not isinstance(k, (int, np.integer)) or k < 1):
-        raise ValueError(
-            f"k must be a positive integer (the top k ranks) or None; got {k!r}."
-        )
+    if k is not None:
+        k = check_positive_int(k, "k", "the top k ranks, or None for all")
     ids, codes = np.unique(groups[known], return_inverse=True)
     truth = y_true[known]
     pred = y_pred[known]

@@ -9,6 +9,8 @@ drew on, so plots compose into a user's own figures.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ._ratings import check_positive_int
+
 __all__ = [
     "plot_confusion_matrices",
     "plot_convergence",
@@ -232,6 +234,8 @@ def plot_rater_ranking(model, *, attribute=None, top=None, ax=None):
         label = _RANKING_ATTRIBUTES.get(attribute, attribute)
     names = np.asarray(_rater_names(model))
     order = np.argsort(values, kind="stable")
+    if top is not None:
+        top = check_positive_int(top, "top", "the number of best and of worst raters")
     if top is not None and 2 * top < len(order):
         order = np.concatenate([order[:top], order[-top:]])
     ax = _axes(ax)
@@ -321,6 +325,7 @@ def plot_item_uncertainty(model, X, *, bins=20, log=False, ax=None):
     confidence = np.max(np.asarray(model.predict_proba(X)), axis=1)
     n_classes = len(model.classes_)
     ax = _axes(ax)
+    bins = check_positive_int(bins, "bins", "the number of histogram bins")
     ax.hist(confidence, bins=np.linspace(1 / n_classes, 1, bins + 1),
             color="tab:blue", edgecolor="white")
     ax.axvline(np.mean(confidence), c="k", ls="--",

@@ -121,6 +121,23 @@ def test_rater_ranking_bars_are_sorted_values(binary, irt):
         plot_rater_ranking(ds, attribute="rater_ability_")
 
 
+@pytest.mark.parametrize("top", [0, -1, 1.5, True])
+def test_rater_ranking_top_must_be_a_positive_integer(binary, top):
+    # top=0 drew every rater and top=-1 drew raters twice, silently
+    _, model = binary
+    with pytest.raises(ValueError, match="top must be a positive integer"):
+        plot_rater_ranking(model, top=top)
+    assert len(plot_rater_ranking(model, top=1).patches) == 2
+
+
+@pytest.mark.parametrize("bins", [0, -3, 2.5])
+def test_item_uncertainty_bins_must_be_a_positive_integer(binary, bins):
+    # bins=0 drew an empty histogram, bins=2.5 raised a numpy TypeError
+    ratings, model = binary
+    with pytest.raises(ValueError, match="bins must be a positive integer"):
+        plot_item_uncertainty(model, ratings, bins=bins)
+
+
 def test_ordinal_raters_reliability_against_precision():
     data = make_ordinal(300, 20, 5, random_state=0)
     model = OrdinalMixture(n_init=1, random_state=0).fit(data.ratings)
