@@ -839,7 +839,10 @@ def to_ratings(estimator, X, *, reset):
         ensure_min_features=1,
     )
     if form == "wide":
-        validate_data(estimator, X, reset=reset, skip_check_array=True)
+        try:
+            validate_data(estimator, X, reset=reset, skip_check_array=True)
+        except TypeError as error:  # column names of mixed types: a user's table
+            raise ValueError(" ".join(str(error).split())) from None
         matrix = check_array(_wide_frame_matrix(X), **options)
         try:
             ratings = Ratings.from_matrix(matrix, item_ids=X.index.to_numpy())

@@ -99,6 +99,16 @@ def test_wide_frame_with_non_string_column_names(columns):
         assert list(fitted.rater_table().index) == list(wide.columns)
 
 
+def test_wide_frame_with_column_names_of_mixed_types_is_a_value_error():
+    # scikit-learn's TypeError came through as it was
+    wide = pd.DataFrame([[0, 1], [1, 1]], columns=["a", 1])
+    with pytest.raises(ValueError, match="Feature names are only supported if all"):
+        DawidSkene().fit(wide)
+    model = DawidSkene().fit(wide.set_axis(["a", "b"], axis=1))
+    with pytest.raises(ValueError, match="Feature names are only supported if all"):
+        model.predict(wide)
+
+
 @pytest.mark.parametrize(
     "columns, match",
     [
