@@ -118,6 +118,14 @@ class _NumericSummary(MajorityVote):
                 f"{type(self).__name__} needs numeric labels; got "
                 f"{self.classes_[:3].tolist()!r}..."
             )
+        largest = float(np.max(np.abs(self.classes_.astype(np.float64))))
+        with np.errstate(over="ignore"):
+            overflows = not np.isfinite(np.float64(largest) ** 2 * data.n_ratings)
+        if overflows:  # sums (the mean) and squares (its standard error) stay finite
+            raise ValueError(
+                f"{type(self).__name__} cannot sum label values as large as "
+                f"{largest:g} in float64: rescale the labels."
+            )
         super()._fit_encoded(data)
         return self._infer_items(data)
 

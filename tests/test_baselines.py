@@ -44,6 +44,16 @@ def test_mean_needs_numbers():
         MeanRating().fit(np.array([["a", "b"], ["b", "b"]], dtype=object))
 
 
+@pytest.mark.parametrize("cls", [MeanRating, MedianRating])
+def test_labels_too_large_to_sum_are_an_error_not_inf(cls):
+    # the mean of 1e308 and 1e308 was inf, its standard error NaN
+    X = np.array([[1e308, 1e308, -1e308], [1e308, np.nan, 1e308]])
+    with pytest.raises(ValueError, match="rescale the labels"):
+        cls().fit(X)
+    big = np.array([[1e150, 3e150], [2e150, np.nan]])
+    np.testing.assert_allclose(cls().fit(big).predict(big), [2e150, 2e150])
+
+
 def test_baselines_on_web_gold():
     data = load_web()
     known = ~np.isnan(data.gold)
