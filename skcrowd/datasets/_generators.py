@@ -89,8 +89,6 @@ def check_class_prior(class_prior, n_classes):
     },
     prefer_skip_nested_validation=True,
 )
-
-
 def make_dawid_skene(
     n_items=1000,
     n_raters=20,
