@@ -2,6 +2,7 @@
 with spammers, fitted by variational Bayes."""
 
 import math
+from functools import cached_property
 from numbers import Real
 
 import numpy as np
@@ -70,7 +71,12 @@ class _Problem:
             self.known[gold] = self.value[data.gold[gold]]
         # the kernels' fixed blocks of items (from the data's shape only)
         self.block_ptr = item_chunks(data.n_items, 3 * data.n_raters)
-        self.item_keys = None  # (the restarts' jitter: see _item_start)
+
+    @cached_property
+    def item_keys(self):
+        """The items' ids hashed for the restarts' jitter, once for all of
+        them (see ``_item_start``)."""
+        return item_keys(item_ids_of(self.data))
 
 
 class _DaskProblem:
@@ -660,8 +666,6 @@ class OrdinalMixture(CrowdModel):
         means[np.isnan(means)] = mu0
         step = problem.step
         if seed is not None:
-            if problem.item_keys is None:  # the ids hashed once for every restart
-                problem.item_keys = item_keys(item_ids_of(data))
             means = means + 0.5 * step * item_normals(None, seed, problem.item_keys)
         n_per_item = np.diff(data.item_ptr)
         delta_mean = self.difficulty_shape / self.difficulty_rate
