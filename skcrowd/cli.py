@@ -47,6 +47,15 @@ MODELS = {
 }
 
 
+#: label cells read as *not rated*: pandas.read_csv's default missing
+#: markers (``na_values``), so that a file written by pandas or R (``NA``)
+#: reads as it does in pandas; ``--missing`` replaces the list, and an empty
+#: cell is always missing.
+MISSING_MARKERS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+                   "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None",
+                   "n/a", "nan", "null")
+
+
 def _log(message):
     print(message, file=sys.stderr, flush=True)
 
@@ -57,9 +66,15 @@ def _show_warning(message, category, *args, **kwargs):
     _log(f"skcrowd: warning: {' '.join(str(message).split())}")
 
 
-def _read_ratings(path, item, rater, label):
+def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
     """The ratings of a long-form CSV file (``-``: standard input), read as
-    UTF-8 with or without a byte-order mark (Excel's "CSV UTF-8")."""
+    UTF-8 with or without a byte-order mark (Excel's "CSV UTF-8").
+
+    A label cell in ``missing`` (stripped of spaces) is not a rating, but
+    the row's item and rater are kept, as ``Ratings.from_long`` keeps them
+    for a missing label; a row with every field blank (the trailing rows of
+    a spreadsheet's export) is skipped.  Returns the ratings and the count of
+    each marker read as missing."""
     if path == "-":
         stdin = getattr(sys.stdin, "buffer", None)
         f = (io.TextIOWrapper(stdin, encoding="utf-8-sig", newline="") if stdin is not None
@@ -67,6 +82,7 @@ def _read_ratings(path, item, rater, label):
     else:
         f = open(path, encoding="utf-8-sig", newline="")
     name = "standard input" if path == "-" else path
+    missing = frozenset(missing) | {""}
     try:
         reader = csv.DictReader(f)
         if reader.fieldnames is None:
@@ -78,13 +94,13 @@ def _read_ratings(path, item, rater, label):
                 f"skcrowd: {name} has more than one column named {repeated}; "
                 "rename them so that each of --item/--rater/--label names one column."
             )
-        missing = [c for c in (item, rater, label) if c not in reader.fieldnames]
-        if missing:
+        absent = [c for c in (item, rater, label) if c not in reader.fieldnames]
+        if absent:
             raise SystemExit(
-                f"skcrowd: {name} has no column(s) {missing}; it has {reader.fieldnames}. "
+                f"skcrowd: {name} has no column(s) {absent}; it has {reader.fieldnames}. "
                 "Name them with --item/--rater/--label."
             )
-        rows = []
+        rows, unrated, markers = [], [], {}
         for r in reader:
             fields = (r[item], r[rater], r[label])
             if None in fields:
@@ -93,8 +109,11 @@ def _read_ratings(path, item, rater, label):
                     f"{name}, line {reader.line_num}: the row has {given} field(s), "
                     f"fewer than the header's {len(reader.fieldnames)}."
                 )
-            if fields[2] == "":
-                continue  # not rated
+            if fields[2].strip() in missing:  # not rated
+                if fields[2].strip():
+                    markers[fields[2].strip()] = markers.get(fields[2].strip(), 0) + 1
+                unrated.append(fields[:2])
+                continue
             empty = [c for c, v in zip((item, rater), fields) if not v.strip()]
             if empty:
                 raise ValueError(
@@ -111,9 +130,18 @@ def _read_ratings(path, item, rater, label):
         if f is not sys.stdin:
             f.detach() if path == "-" else f.close()
     if not rows:
-        raise SystemExit(f"skcrowd: {name} has no ratings.")
+        raise SystemExit(f"skcrowd: {name} has no ratings"
+                         + (f" (every label is one of {sorted(markers)}, read as missing; "
+                            "--missing sets what is)." if markers else "."))
     items, raters, labels = (np.array(c) for c in zip(*rows))
-    return Ratings(items, raters, _typed(labels))
+    ids = {}
+    if unrated:  # their items and raters are kept, as a matrix keeps empty rows
+        for what, seen, extra in (("item_ids", items, [u[0] for u in unrated]),
+                                  ("rater_ids", raters, [u[1] for u in unrated])):
+            extra = [v for v in extra if v.strip()]
+            if extra:
+                ids[what] = np.unique(np.concatenate([seen, np.array(extra)]))
+    return Ratings(items, raters, _typed(labels), **ids), markers
 
 
 def _typed(values):
@@ -122,9 +150,11 @@ def _typed(values):
     values = np.asarray(values)
     for dtype in (np.int64, np.float64):
         try:
-            return values.astype(dtype)
+            typed = values.astype(dtype)
         except ValueError:
-            pass
+            continue
+        if not np.any(np.isnan(typed)):  # "nan" not read as missing stays a string
+            return typed
     return values
 
 
@@ -152,16 +182,38 @@ def _model(args):
     return model.set_params(**given)
 
 
-def _read_gold(path, ratings):
+def _missing_markers(args):
+    """The label cells read as not rated: ``--missing`` (comma-separated;
+    ``--missing ''``: only empty cells), else :data:`MISSING_MARKERS`.  A
+    level of ``--classes`` that is also a marker is an error, since no rating
+    could carry it."""
+    given = getattr(args, "missing", None)
+    markers = (MISSING_MARKERS if given is None
+               else tuple(m.strip() for m in given.split(",")) + ("",))
+    classes = getattr(args, "classes", None)
+    if classes is not None:
+        clash = [c.strip() for c in classes.split(",") if c.strip() and c.strip() in markers]
+        if clash:
+            raise SystemExit(
+                f"skcrowd: --classes names {clash}, which the reader takes for a missing "
+                "label; list the markers that mean missing with --missing "
+                "(--missing '' for empty cells only)."
+            )
+    return markers
+
+
+def _read_gold(path, ratings, missing=MISSING_MARKERS):
     """``--gold FILE``: known labels (columns item, label) keyed by item id;
-    items without ratings are reported and left out."""
+    a label in ``missing`` is not known; items without ratings are reported
+    and left out."""
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             if not {"item", "label"} <= set(reader.fieldnames or []):
                 raise SystemExit(f"skcrowd: gold file {path} needs columns item,label; it "
                                  f"has {reader.fieldnames}.")
-            rows = [(r["item"], r["label"]) for r in reader if r["label"] != ""]
+            rows = [(r["item"], r["label"]) for r in reader
+                    if r["label"] is not None and r["label"].strip() not in missing]
     except OSError as error:
         raise SystemExit(f"skcrowd: cannot read gold file {path}: {error.strerror}.") from None
     rated = set(ratings.item_ids.tolist())
@@ -175,10 +227,14 @@ def _read_gold(path, ratings):
 
 
 def _fit(args):
-    ratings = _read_ratings(args.ratings, args.item, args.rater, args.label)
+    missing = _missing_markers(args)
+    ratings, markers = _read_ratings(args.ratings, args.item, args.rater, args.label, missing)
     _log(f"read {ratings.n_ratings} ratings of {ratings.shape[0]} items by "
-         f"{ratings.shape[1]} raters from {args.ratings}")
-    gold = _read_gold(args.gold, ratings) if getattr(args, "gold", None) else None
+         f"{ratings.shape[1]} raters from {args.ratings}"
+         + (f"; label(s) {', '.join(f'{m} ({n} rows)' for m, n in markers.items())} read "
+            "as not rated (--missing sets the markers)" if markers else ""))
+    gold = (_read_gold(args.gold, ratings, missing) if getattr(args, "gold", None)
+            else None)
     model = _model(args)
     start = perf_counter()
     model.fit(ratings, gold)  # a ValueError is main's one-line user error
@@ -399,6 +455,10 @@ def build_parser():
         p.add_argument("--classes", default=None,
                        help="the scale, comma-separated (e.g. 1,2,3,4,5), for levels "
                             "nobody used")
+        p.add_argument("--missing", default=None, metavar="MARKERS",
+                       help="label cells read as not rated, comma-separated (default: "
+                            "pandas.read_csv's, e.g. NA,NaN,N/A,NULL,None; an empty "
+                            "cell always is; --missing '' for empty cells only)")
         if name == "aggregate":
             p.add_argument("--gold", metavar="FILE",
                            help="CSV of known labels (columns item,label): clamped in the fit")

@@ -259,3 +259,81 @@ def test_aggregate_with_gold_file(rte_csv, tmp_path, capsys):
     assert cli.main(["aggregate", str(rte_csv), "--gold", str(bad)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("skcrowd: error: ") and "different types" in err[-1]
+
+
+def _aggregate_rows(path, capsys, *flags):
+    assert cli.main(["aggregate", str(path), "--model", "majority-vote", *flags]) == 0
+    captured = capsys.readouterr()
+    return list(csv.DictReader(captured.out.splitlines())), captured.err
+
+
+def test_a_missing_marker_is_not_rated_as_in_pandas(tmp_path, capsys):
+    # R's write.csv writes NA for a missing label: it was read as a class
+    # "NA", which also turned the integer labels into the strings "1", "2"
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\na,x,1\na,y,2\nb,x,NA\nb,y,NA\nc,x,2\nc,y,2\n"
+                    "d,x,1\nd,y,NaN\n,,\n")
+    rows, err = _aggregate_rows(path, capsys)
+    assert list(rows[0]) == ["item", "label", "probability", "p_1", "p_2"]
+    # b has no rating left but is kept (as Ratings.from_long keeps it);
+    # the blank last row is skipped
+    assert [r["item"] for r in rows] == ["a", "b", "c", "d"]
+    assert [r["label"] for r in rows[2:]] == ["2", "1"]
+    assert "read 5 ratings of 4 items by 2 raters" in err
+    assert "NA (2 rows), NaN (1 rows) read as not rated" in err
+    pandas = pytest.importorskip("pandas")
+    df = pandas.read_csv(path).dropna(how="all")  # pandas keeps the blank row
+    from skcrowd import MajorityVote
+
+    expected = MajorityVote().fit(df).predict_proba(df)
+    np.testing.assert_allclose([[float(r["p_1"]), float(r["p_2"])] for r in rows],
+                               expected, atol=1e-6)
+
+
+def test_missing_flag_replaces_the_markers(tmp_path, capsys):
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\na,x,yes\na,y,None\nb,x,None\nb,y,\nc,x,NA\n")
+    rows, err = _aggregate_rows(path, capsys, "--missing", "NA")
+    assert list(rows[0])[3:] == ["p_None", "p_yes"]  # None is a class here
+    assert "read 3 ratings of 3 items by 2 raters" in err
+    rows, err = _aggregate_rows(path, capsys, "--missing", "")
+    assert list(rows[0])[3:] == ["p_NA", "p_None", "p_yes"]
+    assert "read 4 ratings" in err and "read as not rated" not in err
+
+
+def test_nan_kept_as_a_label_is_a_string_class(tmp_path, capsys):
+    # with --missing '', "nan" parsed as float NaN and met an error worded
+    # for the Python API; it is now a class, and the other labels strings too
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\na,x,1\na,y,nan\nb,x,2\n")
+    rows, _ = _aggregate_rows(path, capsys, "--missing", "")
+    assert list(rows[0])[3:] == ["p_1", "p_2", "p_nan"]
+
+
+def test_a_class_that_is_a_missing_marker_is_named(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\na,x,yes\na,y,no\n")
+    with pytest.raises(SystemExit, match=r"--classes names \['NA'\].*--missing"):
+        cli.main(["aggregate", str(path), "--classes", "no,yes,NA"])
+    assert cli.main(["aggregate", str(path), "--classes", "NA,no,yes", "--missing", "",
+                     "--model", "majority-vote"]) == 0
+
+
+def test_only_missing_labels_is_no_ratings(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\na,x,NA\nb,x,null\n")
+    with pytest.raises(SystemExit, match=r"has no ratings \(every label is one of "
+                                         r"\['NA', 'null'\], read as missing"):
+        cli.main(["aggregate", str(path)])
+
+
+def test_a_missing_gold_label_is_not_known(tmp_path, capsys):
+    path, gold = tmp_path / "r.csv", tmp_path / "gold.csv"
+    path.write_text("item,rater,label\na,x,1\na,y,2\nb,x,2\nb,y,1\n")
+    gold.write_text("item,label\na,NA\nb,2\n")
+    assert cli.main(["aggregate", str(path), "--gold", str(gold)]) == 0
+    captured = capsys.readouterr()
+    assert "with 1 gold items" in captured.err
+    rows = list(csv.DictReader(captured.out.splitlines()))
+    assert rows[1]["label"] == "2" and float(rows[1]["probability"]) == 1.0
+    assert float(rows[0]["probability"]) < 1.0
