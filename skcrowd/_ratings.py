@@ -8,6 +8,7 @@ rating, repeats included.  Both are converted once, at the boundary, into
 index, int32 rater codes and int32 label codes.  Kernels see only that.
 """
 
+import itertools
 import sys
 from collections.abc import Mapping
 import warnings
@@ -153,10 +154,57 @@ def _as_label_array(labels):
     return numeric
 
 
+def _hashed_unique(values):
+    """``np.unique(values, return_inverse=True)`` for an object array, by
+    hashing: np.unique sorts all n values with Python comparisons (about 2 s
+    per million string ids, most of a long DataFrame's fit), this sorts only
+    the distinct ones.  pandas' hash table when pandas is loaded (a
+    DataFrame's columns), else a dict; None when a value is unhashable
+    (np.unique then decides); a TypeError, as np.unique's, when the values
+    cannot be ordered."""
+    pd = loaded_pandas()
+    try:
+        if pd is not None:
+            codes, distinct = pd.factorize(values)  # in order of appearance
+            distinct = np.asarray(distinct, dtype=object)
+        else:
+            index = {}
+            codes = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()),
+                                dtype=np.intp, count=len(values))
+            distinct = np.empty(len(index), dtype=object)
+            distinct[:] = list(index)
+    except TypeError:
+        return None
+    order = np.argsort(distinct, kind="stable")
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return distinct[order], rank[codes]
+
+
+def _hashed_positions(values, ids):
+    """Position in ``ids`` (distinct) of each of ``values`` (object arrays),
+    -1 where a value is not among them, by hashing instead of a binary
+    search with Python comparisons; None when a value is unhashable."""
+    pd = loaded_pandas()
+    try:
+        if pd is not None:
+            index = pd.Index(np.asarray(ids, dtype=object), dtype=object)
+            return index.get_indexer(np.asarray(values, dtype=object)).astype(np.int32)
+        position = dict(zip(ids.tolist(), range(len(ids))))
+        return np.fromiter(map(position.get, values.tolist(), itertools.repeat(-1)),
+                           dtype=np.int32, count=len(values))
+    except TypeError:
+        return None
+
+
 def _unique_codes(values, ids=None, what="item"):
     """Codes of ``values`` into ``ids`` (the sorted unique values when None)."""
+    values = np.asarray(values)
     try:
         if ids is None:
+            hashed = _hashed_unique(values) if values.dtype.kind == "O" else None
+            if hashed is not None:
+                return hashed
             ids, codes = np.unique(values, return_inverse=True)
             return np.asarray(ids), codes.astype(np.int32).ravel()
         ids = np.asarray(ids)
@@ -170,6 +218,13 @@ def _unique_codes(values, ids=None, what="item"):
         return ids, np.zeros(0, dtype=np.int32)
     if len(ids) == 0:
         raise ValueError(f"{what} {show(values[0])} is not among the given {what}_ids.")
+    if values.dtype.kind == "O" and ids.dtype.kind == "O":
+        codes = _hashed_positions(values, ids)
+        if codes is not None:
+            if np.any(codes < 0):
+                raise ValueError(f"{what} {show(values[np.argmax(codes < 0)])} is not "
+                                 f"among the given {what}_ids.")
+            return ids, codes
     pos = np.minimum(np.searchsorted(sorted_ids, values), len(ids) - 1)
     bad = sorted_ids[pos] != values
     if np.any(bad):
@@ -632,6 +687,9 @@ def _unique_labels(labels, codes=False):
     :func:`encode_labels` gives them (None off the counting path)."""
     fast = _integer_offsets(labels)
     if fast is None:
+        hashed = _hashed_unique(labels) if labels.dtype.kind == "O" else None
+        if hashed is not None:  # string labels: sort the classes, not the ratings
+            return hashed if codes else hashed[0]
         return (np.unique(labels), None) if codes else np.unique(labels)
     lowest, offsets, size = fast
     counts = np.zeros(size, dtype=np.int64)
@@ -678,9 +736,15 @@ def encode_labels(labels, classes):
     classes = np.asarray(classes)
     if len(labels) == 0:
         return np.zeros(0, dtype=np.int32)
+    if len(classes) == 0:
+        raise ValueError(f"Label {show(labels[0])} is not one of the classes [].")
     codes = _integer_label_codes(labels, classes)
     if codes is not None:
         return codes
+    if labels.dtype.kind == "O" and classes.dtype.kind == "O":  # strings
+        codes = _hashed_positions(labels, classes)
+        if codes is not None and np.all(codes >= 0):
+            return codes  # else the general path names the first stranger
     try:
         pos = np.searchsorted(classes, labels)
     except TypeError:

@@ -143,3 +143,63 @@ def test_ratings_work_with_cross_validation():
     data = make_dawid_skene(300, 10, 4, 3, random_state=0)
     scores = cross_val_score(DawidSkene(), data.ratings, cv=KFold(3))
     assert np.all(np.isfinite(scores)) and len(scores) == 3
+
+
+def _object_ids():
+    rng = np.random.default_rng(7)
+    strings = np.array([f"w{v}" for v in rng.integers(0, 300, 2000)], dtype=object)
+    numbers = rng.integers(-50, 50, 500).astype(object)
+    floats = np.array([1, 2.0, 1.0, 3, True], dtype=object)  # 1 == 1.0 == True
+    tuples = np.empty(4, dtype=object)
+    tuples[:] = [("a", 1), ("a", 0), ("b", 0), ("a", 1)]
+    return [strings, numbers, floats, tuples, np.array(["x"], dtype=object),
+            np.empty(0, dtype=object)]
+
+
+@pytest.mark.parametrize("pandas_loaded", [True, False])
+@pytest.mark.parametrize("values", _object_ids(), ids=lambda v: type(v[0]).__name__
+                         if len(v) else "empty")
+def test_hashed_ids_and_labels_equal_numpy(values, pandas_loaded, monkeypatch):
+    """Object ids and string labels are encoded by hashing (pandas' hash
+    table when pandas is loaded, else a dict) instead of np.unique's sort of
+    every value: the same sorted ids and codes, and the same positions into
+    given ids."""
+    from skcrowd import _ratings
+
+    if not pandas_loaded:
+        monkeypatch.setattr(_ratings, "loaded_pandas", lambda: None)
+    ids, codes = np.unique(values, return_inverse=True)
+    got_ids, got_codes = _ratings._unique_codes(values)
+    assert got_ids.dtype == object and got_codes.dtype == np.int32
+    np.testing.assert_array_equal(got_ids, ids)
+    np.testing.assert_array_equal(got_ids[got_codes], ids[codes])
+    np.testing.assert_array_equal(got_codes, codes)
+    shuffled = ids[np.random.default_rng(0).permutation(len(ids))]
+    _, positions = _ratings._unique_codes(values, shuffled)
+    np.testing.assert_array_equal(shuffled[positions], ids[codes])
+    if len(values) and isinstance(values[0], str):
+        classes, label_codes = _ratings._unique_labels(values, codes=True)
+        np.testing.assert_array_equal(classes, ids)
+        np.testing.assert_array_equal(label_codes, codes)
+        np.testing.assert_array_equal(encode_labels(values, ids), codes)
+        first = values[0]
+        with pytest.raises(ValueError, match=f"Label '{first}' is not one of the classes"):
+            encode_labels(values, ids[ids != first])
+        with pytest.raises(ValueError,
+                           match=f"rater '{first}' is not among the given rater_ids"):
+            _ratings._unique_codes(values, ids[ids != first], "rater")
+
+
+@pytest.mark.parametrize("pandas_loaded", [True, False])
+def test_hashed_ids_keep_numpys_errors(pandas_loaded, monkeypatch):
+    from skcrowd import _ratings
+
+    if not pandas_loaded:
+        monkeypatch.setattr(_ratings, "loaded_pandas", lambda: None)
+    with pytest.raises(ValueError, match="item ids must all be of one type"):
+        _ratings._unique_codes(np.array(["a", 1, "b"], dtype=object))
+    # unhashable ids (lists) go to np.unique, which orders lists
+    lists = np.empty(3, dtype=object)
+    lists[:] = [[2], [1], [2]]
+    ids, codes = _ratings._unique_codes(lists)
+    assert ids.tolist() == [[1], [2]] and codes.tolist() == [1, 0, 1]
