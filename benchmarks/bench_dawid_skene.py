@@ -15,6 +15,8 @@ gold       accuracy on the real data sets with gold, defaults (crowd-kit n_iter=
 scale      10M ratings, K=5, 50 iterations: time and peak memory (own process)
 dataframe  1M ratings as a long pandas DataFrame of strings (task/worker/label),
            end to end from the frame: fit + predict on both sides, defaults
+cli        the same ratings as a CSV file: ``skcrowd aggregate`` end to end (own
+           process) and the file's reading alone
 cold       fresh process, numba cache warm: import skcrowd + a small fit
 
 Timings exclude building the inputs (crowd-kit's DataFrame, skcrowd's
@@ -221,12 +223,44 @@ def dataframe(repeats=3):
               "crowd-kit one run)")
 
 
+def cli(repeats=3):
+    """``skcrowd aggregate ratings.csv`` on the ``dataframe`` section's
+    ratings written as a CSV file: the whole command in a fresh process
+    (numba's cache warm) and, in this process, reading the file alone."""
+    import tempfile
+
+    from skcrowd import cli as skcrowd_cli
+
+    item, rater, label, _ = make_ds_long(200_000, 1000, 5, 5, random_state=0)
+    with tempfile.TemporaryDirectory() as folder:
+        path, out = os.path.join(folder, "ratings.csv"), os.path.join(folder, "truth.csv")
+        with open(path, "w") as f:
+            f.write("item,rater,label\n")
+            f.writelines(f"t{i},w{r},{'abcde'[k]}\n" for i, r, k in zip(item, rater, label))
+        reads = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            skcrowd_cli._read_ratings(path, "item", "rater", "label")
+            reads.append(time.perf_counter() - start)
+        commands = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "skcrowd.cli", "aggregate", path, "-o", out],
+                           check=True, capture_output=True)
+            commands.append(time.perf_counter() - start)
+    print(f"\n## skcrowd aggregate on a CSV file: {len(item):,} ratings, 200,000 items, "
+          "1,000 workers, K=5, string ids and labels")
+    print(f"- reading the file into Ratings: {min(reads):.2f} s (best of {repeats})")
+    print(f"- the whole command in a fresh process (import, read, fit, predict, write): "
+          f"{min(commands):.2f} s (best of {repeats})")
+
+
 def cold():
     cold_start('skcrowd.DawidSkene().fit(R)', 'import + fit on RTE')
 
 
 SECTIONS = {"synthetic": synthetic, "converged": converged, "gold": gold, "scale": scale,
-            "dataframe": dataframe, "cold": cold}
+            "dataframe": dataframe, "cli": cli, "cold": cold}
 
 
 def main():
