@@ -197,6 +197,33 @@ def _hashed_positions(values, ids):
         return None
 
 
+def _frame_id_codes(column, what):
+    """``_unique_codes`` of a DataFrame's id column of strings (or Python
+    objects), from pandas' factorize of the column itself: a ``str`` column
+    is encoded in Arrow, without a Python object per row (a third of the
+    time of converting it to an object array first).  None for a column of
+    another dtype (NumPy sorts numbers fast), a repeated column name (a
+    DataFrame) or unhashable ids: the general path then decides."""
+    pd = loaded_pandas()
+    if getattr(column, "ndim", 0) != 1 or not (
+            column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
+        return None
+    try:
+        codes, uniques = pd.factorize(column)  # in order of appearance
+    except TypeError:
+        return None
+    if np.any(codes < 0):  # factorize's code of a missing id
+        raise ValueError("item and rater ids must not be missing (NaN or None).")
+    distinct = np.asarray(uniques, dtype=object)
+    try:
+        order = np.argsort(distinct, kind="stable")
+    except TypeError:
+        raise ValueError(f"{what} ids must all be of one type (numbers or strings).") from None
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return distinct[order], rank[codes]
+
+
 def _unique_codes(values, ids=None, what="item"):
     """Codes of ``values`` into ``ids`` (the sorted unique values when None)."""
     values = np.asarray(values)
@@ -289,14 +316,14 @@ class Ratings:
             )
         item_ids, item_codes = _unique_codes(item, item_ids, "item")
         rater_ids, rater_codes = _unique_codes(rater, rater_ids, "rater")
+        self._set_by_item(item_codes, rater_codes, label, item_ids, rater_ids)
+
+    def _set_by_item(self, item_codes, rater_codes, labels, item_ids, rater_ids):
+        """The ratings sorted by item (stable: an item's ratings keep their
+        order), the labels checked and normalised."""
         order = np.argsort(item_codes, kind="stable")
-        self._set(
-            item_codes[order],
-            rater_codes[order],
-            _as_label_array(label)[order],
-            item_ids,
-            rater_ids,
-        )
+        return self._set(item_codes[order], rater_codes[order],
+                         _as_label_array(labels)[order], item_ids, rater_ids)
 
     def _set(self, item_codes, rater_codes, labels, item_ids, rater_ids):
         self._item = np.ascontiguousarray(item_codes, dtype=np.int32)
@@ -348,6 +375,15 @@ class Ratings:
         missing = [c for c in (item, rater, label) if c not in df]
         if missing:
             raise ValueError(f"Columns {missing} are not in the table.")
+        if is_dataframe(df) and not kwargs:
+            encoded = [_frame_id_codes(df[c], what)
+                       for c, what in ((item, "item"), (rater, "rater"))]
+            labels = np.asarray(df[label])
+            if None not in encoded and labels.ndim == 1:
+                (item_ids, item_codes), (rater_ids, rater_codes) = encoded
+                rated = ~_is_missing(labels)
+                return cls.__new__(cls)._set_by_item(item_codes[rated], rater_codes[rated],
+                                                     labels[rated], item_ids, rater_ids)
         items, raters, labels = (np.asarray(df[c]) for c in (item, rater, label))
         if items.ndim != 1 or raters.ndim != 1 or labels.ndim != 1:
             raise ValueError(

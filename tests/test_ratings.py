@@ -203,3 +203,52 @@ def test_hashed_ids_keep_numpys_errors(pandas_loaded, monkeypatch):
     lists[:] = [[2], [1], [2]]
     ids, codes = _ratings._unique_codes(lists)
     assert ids.tolist() == [[1], [2]] and codes.tolist() == [1, 0, 1]
+
+
+def _same_ratings(a, b):
+    for name in ("item_ids", "rater_ids"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and x.tolist() == y.tolist()
+    for name in ("_item", "_rater", "_item_ptr"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert a.label.dtype == b.label.dtype and a.label.tolist() == b.label.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["str", object, "category"])
+def test_long_frame_ids_encoded_by_pandas_equal_the_general_path(dtype):
+    """A DataFrame's string id columns are factorized by pandas itself
+    (Arrow for a ``str`` column); the Ratings equal those of the same
+    columns given as NumPy arrays, unrated rows' ids kept."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    n = 500
+    items = np.array([f"t{v}" for v in rng.integers(0, 80, n)], dtype=object)
+    raters = np.array([f"w{v}" for v in rng.integers(0, 12, n)], dtype=object)
+    labels = rng.choice(np.array(["a", "b", None], dtype=object), n)
+    df = pd.DataFrame({"task": items, "worker": raters, "answer": labels}).astype(
+        {"task": dtype, "worker": dtype})
+    general = Ratings.from_long({"task": items, "worker": raters, "answer": labels},
+                                "task", "worker", "answer")
+    framed = Ratings.from_long(df, "task", "worker", "answer")
+    _same_ratings(framed, general)
+    assert framed.n_ratings == np.sum(labels != None)  # noqa: E711
+    numbers = df.assign(answer=rng.integers(1, 4, n))
+    _same_ratings(Ratings.from_long(numbers, "task", "worker", "answer"),
+                  Ratings.from_long({c: np.asarray(numbers[c]) for c in numbers},
+                                    "task", "worker", "answer"))
+
+
+def test_long_frame_id_errors_are_the_general_paths():
+    pd = pytest.importorskip("pandas")
+    mixed = pd.DataFrame({"item": pd.Series(["a", 1, "b"], dtype=object),
+                          "rater": ["x", "y", "x"], "label": [0, 1, 0]})
+    with pytest.raises(ValueError, match="item ids must all be of one type"):
+        Ratings.from_long(mixed)
+    for gap in (None, np.nan):
+        holed = pd.DataFrame({"item": ["a", "b", "c"], "rater": ["x", gap, "x"],
+                              "label": [0, 1, 0]})
+        with pytest.raises(ValueError, match="ids must not be missing"):
+            Ratings.from_long(holed)
+    repeated = pd.DataFrame([["a", "x", 0, 1]], columns=["item", "rater", "label", "label"])
+    with pytest.raises(ValueError, match="repeated column name"):
+        Ratings.from_long(repeated)
