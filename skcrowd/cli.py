@@ -402,8 +402,12 @@ def cmd_demo(args):
     graded = ["majority-vote", "mean", "median", "dawid-skene", "glad", "ordinal"]
     used = dict.fromkeys(categorical + (graded if set(sets) & set(GRADED_SETS) else []))
     print(f"skcrowd {__version__} demo: every model at its defaults on the shipped data sets")
-    print(f"numba compilation (warm-up fits of each model on small sets, once per "
-          f"process): {_warm_up(used):.2f}s; the times below are warm fits", flush=True)
+    # Say it before the wait: the first run after an install compiles every
+    # kernel (about a minute on two cores), later runs load numba's cache.
+    print("numba compilation: warm-up fits of each model on small sets (the first run "
+          "after an install compiles the kernels, which can take a minute; later runs "
+          "load them from numba's cache) ...", end=" ", flush=True)
+    print(f"{_warm_up(used):.2f}s; the times below are warm fits", flush=True)
     data = {name: _demo_data(name) for name in sets}
 
     print("\nAccuracy on gold (seconds to fit)")
