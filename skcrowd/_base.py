@@ -1244,8 +1244,9 @@ class CrowdModel(CrowdEstimator):
         x0, x1, x2 = (self._params_to_vector(p) for p in (params0, params1, params2))
         # Coordinates at ±inf (probabilities of exactly 0 or 1) stay put.
         free = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(x2)
-        r = np.where(free, x1 - x0, 0.0)
-        v = np.where(free, x2 - 2.0 * x1 + x0, 0.0)
+        with np.errstate(invalid="ignore"):  # inf - inf where not free, dropped
+            r = np.where(free, x1 - x0, 0.0)
+            v = np.where(free, x2 - 2.0 * x1 + x0, 0.0)
         rr, vv = float(r @ r), float(v @ v)
         if not (vv > 0.0 and np.isfinite(rr) and np.isfinite(vv)):
             return None, -1.0, False, np.inf

@@ -275,11 +275,15 @@ class DawidSkene(CrowdModel):
         partial = np.empty((n_chunks, K, J * K))
         partial_class = np.empty((n_chunks, K))
         # [rater, true, given] -> rows true, columns (rater, given): the
-        # kernel's layout, read through each rating's cell index.
-        log_likelihood = np.log(params["confusion"]).transpose(1, 0, 2).reshape(K, J * K)
+        # kernel's layout, read through each rating's cell index.  Without
+        # smoothing (prior_wrong=0) a confusion entry or a prevalence can be
+        # 0: its log is -inf, an impossible answer, not a warning.
+        with np.errstate(divide="ignore"):
+            log_likelihood = np.log(params["confusion"]).transpose(1, 0, 2).reshape(K, J * K)
+            log_prevalence = np.log(params["class_prior"])
         kernels.e_step.pick(data.n_ratings)(
             *_unsigned_index(data),
-            np.log(params["class_prior"]),
+            log_prevalence,
             data.evidence,
             np.ascontiguousarray(log_likelihood),
             chunk_ptr,
@@ -358,7 +362,9 @@ class DawidSkene(CrowdModel):
 
     def _log_prior(self, params, data):
         """log p(π, θ) up to a constant (the Dirichlet/Beta kernels)."""
-        with np.errstate(divide="ignore"):
+        # invalid: 0 * log 0 in the cells without a pseudo-count, which
+        # np.where then drops
+        with np.errstate(divide="ignore", invalid="ignore"):
             log_theta = np.log(params["confusion"])
             if self.confusion == "full":
                 pseudo = np.broadcast_to(self._prior_counts(data), log_theta.shape)

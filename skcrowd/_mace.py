@@ -444,13 +444,14 @@ default="uniform"
             total = np.asarray(self._rater_counts, dtype=np.float64) + 2 * smoothing
             spamming = (1 - theta) * total
             strategy = xi * (spamming + (xi.shape[1] - 1) * smoothing)[:, None]
-            return {
-                "log_prior": log_prior,
-                "log_know": np.log(theta),
-                "log_spam": np.log1p(-theta),
-                "log_strategy": np.log(xi),
-                "knowing": theta * total, "spamming": spamming, "strategy": strategy,
-            }
+            with np.errstate(divide="ignore"):  # θ = 1 or ξ = 0 in float: log 0 = -inf
+                return {
+                    "log_prior": log_prior,
+                    "log_know": np.log(theta),
+                    "log_spam": np.log1p(-theta),
+                    "log_strategy": np.log(xi),
+                    "knowing": theta * total, "spamming": spamming, "strategy": strategy,
+                }
         a, b = self.competence_posterior_.T
         c = self.spam_posterior_
         psi_ab = digamma(a + b)
@@ -464,12 +465,13 @@ default="uniform"
 
     def _plug_in_params(self):
         """θ, ξ, π as probabilities (VB: posterior means), for likelihoods."""
-        return {
-            "log_prior": np.log(self.class_prior_),
-            "log_know": np.log(self.rater_competence_),
-            "log_spam": np.log1p(-self.rater_competence_),
-            "log_strategy": np.log(self.spam_distribution_),
-        }
+        with np.errstate(divide="ignore"):  # a probability of 0 in float: -inf
+            return {
+                "log_prior": np.log(self.class_prior_),
+                "log_know": np.log(self.rater_competence_),
+                "log_spam": np.log1p(-self.rater_competence_),
+                "log_strategy": np.log(self.spam_distribution_),
+            }
 
     def _score_items(self, data):
         with numba_threads(self.n_jobs):

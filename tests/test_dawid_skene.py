@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
 
 import numba
@@ -283,3 +284,27 @@ def test_objective_never_decreases_with_fixed_prior_and_zero_pseudo_counts(simul
         assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:])), kwargs
         if "class_prior" in kwargs:
             np.testing.assert_allclose(model.class_prior_, kwargs["class_prior"])
+
+
+@pytest.mark.parametrize("params", [
+    {"prior_correct": 0, "prior_wrong": 0},
+    {"prior_correct": 0, "prior_wrong": 0, "prior_class": 0},
+    {"prior_correct": 0, "prior_wrong": 0, "confusion": "one_coin"},
+    {"prior_correct": 0, "prior_wrong": 0, "accelerate": False, "n_init": 2,
+     "random_state": 0},
+])
+def test_no_smoothing_fits_without_runtime_warnings(params):
+    # EM without smoothing (the "no smoothing" setting) has zero
+    # confusion entries, whose log is -inf by design: fit, predict and
+    # score printed "divide by zero" and "invalid value" warnings
+    from skcrowd.datasets import load_web
+
+    ratings = load_web().ratings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.filterwarnings("ignore", category=ConvergenceWarning)
+        model = DawidSkene(**params).fit(ratings)
+        proba = np.asarray(model.predict_proba(ratings))
+        model.score(ratings)
+    assert np.all(np.isfinite(proba))
+    assert np.min(model.confusion_) == 0.0  # the case this is about
