@@ -31,12 +31,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._set_output import _get_output_config
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
 from ._ratings import (RatingData, Ratings, encode, encode_labels, fit_classes, gold_per_item,
-                       import_pandas, long_columns)
+                       import_pandas, long_columns, to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -920,24 +920,19 @@ class CrowdModel(CrowdEstimator):
         classes fixed by the first batch or by ``classes``."""
         if _dask.is_dask_frame(X):
             raise ValueError("partial_fit does not take a dask DataFrame.")
-        if isinstance(X, Ratings):
-            ratings = X
-        else:
-            columns = getattr(X, "columns", None)
-            n_columns = getattr(self, "n_features_in_", None)
-            X = validate_data(self, X, reset=True, accept_sparse=("csr", "csc", "coo"),
-                              dtype=None, ensure_all_finite="allow-nan")
-            if columns is None and hasattr(self, "_stepwise") and X.shape[1] != n_columns:
-                # Unnamed columns are raters by position: another count
-                # cannot be matched (a Ratings or named columns can).
-                raise ValueError(
-                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{n_columns} features as input (unnamed columns are raters by "
-                    "position); pass a Ratings (or a DataFrame with rater names as "
-                    "columns) for batches with other raters."
-                )
-            ratings = Ratings.from_matrix(
-                X, rater_ids=None if columns is None else np.asarray(columns))
+        n_columns = getattr(self, "n_features_in_", None)
+        # every form read as fit reads it (a long-form DataFrame is ratings,
+        # not a matrix whose raters are called item, rater and label)
+        ratings, form, scale = to_ratings(self, X, reset=True)
+        if form == "matrix" and hasattr(self, "_stepwise") and ratings.shape[1] != n_columns:
+            # Unnamed columns are raters by position: another count
+            # cannot be matched (a Ratings or named columns can).
+            raise ValueError(
+                f"X has {ratings.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{n_columns} features as input (unnamed columns are raters by "
+                "position); pass a Ratings (or a DataFrame with rater names as "
+                "columns) for batches with other raters."
+            )
         first = not hasattr(self, "_stepwise")
         if first:
             if ratings.n_ratings == 0:
@@ -945,7 +940,7 @@ class CrowdModel(CrowdEstimator):
             gold = None if y is None else gold_per_item(y, ratings.item_ids)
             labels = ratings.label
             fit_classes(self, labels if gold is None or not len(gold[1])
-                        else _with_gold_labels(labels, gold[1]))
+                        else _with_gold_labels(labels, gold[1]), scale)
             self.rater_ids_ = np.asarray(ratings.rater_ids)
         known = np.asarray(self.rater_ids_)
         ids = np.asarray(ratings.rater_ids)
@@ -996,9 +991,10 @@ class CrowdModel(CrowdEstimator):
 
         Parameters
         ----------
-        X : array-like, sparse matrix or Ratings of shape (n_items, n_raters)
-            A batch of items, all their ratings.  Columns of a matrix are
-            rater ids 0, 1, ... (a DataFrame's: its column names).
+        X : array-like, sparse matrix, DataFrame or Ratings
+            A batch of items, all their ratings, in any form ``fit``
+            accepts.  Columns of a matrix are rater ids 0, 1, ... (a wide
+            DataFrame's: its column names).
         y : array-like of shape (n_items,), mapping or Series, default=None
             Known labels of some of the batch's items (see :ref:`gold`).
 

@@ -945,7 +945,9 @@ def to_ratings(estimator, X, *, reset):
             raise ValueError(" ".join(str(error).split())) from None
         matrix = check_array(_wide_frame_matrix(X), **options)
         try:
-            ratings = Ratings.from_matrix(matrix, item_ids=X.index.to_numpy())
+            # the columns are the raters: their names are the rater ids
+            ratings = Ratings.from_matrix(matrix, item_ids=X.index.to_numpy(),
+                                          rater_ids=np.asarray(X.columns))
         except ValueError as error:
             raise ValueError(f"{error} (Read as an items x raters matrix.) "
                              + HOW_TO_PASS) from None

@@ -105,3 +105,28 @@ def test_unnamed_columns_must_keep_their_count():
     model = DawidSkene().partial_fit(np.array([[0, 1, 1], [1, 1, 0]], dtype=float))
     with pytest.raises(ValueError, match="X has 2 features, but DawidSkene is expecting 3"):
         model.partial_fit(np.array([[0, 1], [1, 1]], dtype=float))
+
+
+@pytest.mark.parametrize("Model", [DawidSkene, GLAD, MACE])
+def test_a_long_form_batch_is_read_as_ratings(Model):
+    # Numeric ids and labels: read as a wide matrix, this batch fitted
+    # silently with three raters called item, rater and label.
+    pd = pytest.importorskip("pandas")
+    first = pd.DataFrame({"item": [1, 1, 2, 2, 3], "rater": [7, 8, 7, 8, 7],
+                          "label": [0, 1, 1, 1, 0]})
+    second = pd.DataFrame({"item": [4, 4], "rater": [8, 9], "label": [1, 0]})
+    from_frames = Model().partial_fit(first).partial_fit(second)
+    from_ratings = Model().partial_fit(Ratings.from_long(first)).partial_fit(
+        Ratings.from_long(second))
+    assert from_frames.rater_ids_.tolist() == [7, 8, 9]
+    np.testing.assert_array_equal(from_frames.predict_proba(Ratings.from_long(first)),
+                                  from_ratings.predict_proba(Ratings.from_long(first)))
+
+
+def test_a_categorical_label_column_names_the_scale_of_the_stream():
+    pd = pytest.importorskip("pandas")
+    first = pd.DataFrame({"item": [1, 1, 2], "rater": ["a", "b", "a"],
+                          "label": pd.Categorical(["n", "y", "n"], categories=["n", "m", "y"])})
+    model = DawidSkene().partial_fit(first)
+    assert model.classes_.tolist() == ["m", "n", "y"]
+    model.partial_fit(pd.DataFrame({"item": [3], "rater": ["b"], "label": ["m"]}))
