@@ -36,7 +36,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
 from ._ratings import (RatingData, Ratings, encode, encode_labels, fit_classes, gold_per_item,
-                       import_pandas, long_columns, to_ratings)
+                       _unique_codes, import_pandas, long_columns, show, to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -917,33 +917,41 @@ class CrowdModel(CrowdEstimator):
     def _encode_batch(self, X, y):
         """Encode a batch for :meth:`partial_fit`: raters matched by id,
         raters not seen before appended (their parameters from the prior),
-        classes fixed by the first batch or by ``classes``."""
+        classes fixed by the first batch or by ``classes``.
+
+        Returns the encoded batch, the number of raters seen before it, and
+        a function that records the batch's raters and classes on the
+        model: called once the batch is accepted, so that a refused batch
+        leaves the model as it was."""
         if _dask.is_dask_frame(X):
             raise ValueError("partial_fit does not take a dask DataFrame.")
-        n_columns = getattr(self, "n_features_in_", None)
+        first = not hasattr(self, "_stepwise")
+        # Read on a copy: scikit-learn's validation sets n_features_in_.
+        reader = copy.copy(self)
         # every form read as fit reads it (a long-form DataFrame is ratings,
         # not a matrix whose raters are called item, rater and label)
-        ratings, form, scale = to_ratings(self, X, reset=True)
-        if form == "matrix" and hasattr(self, "_stepwise") and ratings.shape[1] != n_columns:
+        ratings, form, scale = to_ratings(reader, X, reset=True)
+        if form == "matrix" and not first and ratings.shape[1] != self.n_features_in_:
             # Unnamed columns are raters by position: another count
             # cannot be matched (a Ratings or named columns can).
             raise ValueError(
                 f"X has {ratings.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{n_columns} features as input (unnamed columns are raters by "
+                f"{self.n_features_in_} features as input (unnamed columns are raters by "
                 "position); pass a Ratings (or a DataFrame with rater names as "
                 "columns) for batches with other raters."
             )
-        first = not hasattr(self, "_stepwise")
+        ids = np.asarray(ratings.rater_ids)
         if first:
             if ratings.n_ratings == 0:
                 raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
             gold = None if y is None else gold_per_item(y, ratings.item_ids)
             labels = ratings.label
-            fit_classes(self, labels if gold is None or not len(gold[1])
+            fit_classes(reader, labels if gold is None or not len(gold[1])
                         else _with_gold_labels(labels, gold[1]), scale)
-            self.rater_ids_ = np.asarray(ratings.rater_ids)
-        known = np.asarray(self.rater_ids_)
-        ids = np.asarray(ratings.rater_ids)
+            known = ids
+        else:
+            known = np.asarray(self.rater_ids_)
+        classes = reader.classes_
         try:
             order = np.argsort(known, kind="stable")
             pos = np.minimum(np.searchsorted(known[order], ids), len(known) - 1)
@@ -953,25 +961,43 @@ class CrowdModel(CrowdEstimator):
         codes = np.where(seen, order[pos], -1)
         new = np.flatnonzero(~seen)
         codes[new] = len(known) + np.arange(len(new))
-        self.rater_ids_ = np.concatenate([known, ids[new]]) if len(new) else known
-        self.n_features_in_ = len(self.rater_ids_)
+        rater_ids = known
+        if len(new):
+            # One type for all rater ids, as in a Ratings (numpy would
+            # turn a number into a string here: rater 5 into '5').
+            try:
+                _unique_codes(np.concatenate([known.astype(object), ids[new].astype(object)]),
+                              what="rater")
+            except ValueError:
+                raise ValueError(
+                    f"The rater ids of this batch ({show(ids[new][0])}, ...) are not of the "
+                    f"type of those seen before ({show(known[0])}, ...): rater ids must all "
+                    "be of one type (numbers or strings)."
+                ) from None
+            rater_ids = np.concatenate([known, ids[new]])
         try:
-            label_codes = encode_labels(ratings.label, self.classes_)
+            label_codes = encode_labels(ratings.label, classes)
         except ValueError as error:
             raise ValueError(f"{error} partial_fit keeps the classes of its first batch: "
                              "declare them all with classes=[...].") from None
         data = RatingData(ratings._item, codes.astype(np.int32)[ratings._rater], label_codes,
-                          ratings._item_ptr, n_raters=self.n_features_in_,
-                          n_classes=len(self.classes_), item_ids=ratings.item_ids,
+                          ratings._item_ptr, n_raters=len(rater_ids),
+                          n_classes=len(classes), item_ids=ratings.item_ids,
                           form="ratings", ratings=ratings)
         if y is not None:
             gold = gold_per_item(y, ratings.item_ids)
             data.gold = np.full(data.n_items, -1, dtype=np.int32)
             try:
-                data.gold[gold[0]] = encode_labels(gold[1], self.classes_)
+                data.gold[gold[0]] = encode_labels(gold[1], classes)
             except ValueError as error:
                 raise ValueError(f"y: {error}") from None
-        return data, len(known)
+
+        def accept():
+            self.classes_ = classes
+            self.rater_ids_ = rater_ids
+            self.n_features_in_ = len(rater_ids)
+
+        return data, len(known), accept
 
     @available_if(lambda self: bool(self._online_stats))
     def partial_fit(self, X, y=None):
@@ -1004,8 +1030,9 @@ class CrowdModel(CrowdEstimator):
         """
         if not hasattr(self, "_stepwise"):
             self._validate_params()
-        data, n_before = self._encode_batch(X, y)
+        data, n_before, accept = self._encode_batch(X, y)
         data = self._prepare(data)
+        accept()
         with numba_threads(self.n_jobs):
             if not hasattr(self, "_stepwise"):
                 params = self._init_params(data, check_random_state(self.random_state), 0)

@@ -130,3 +130,39 @@ def test_a_categorical_label_column_names_the_scale_of_the_stream():
     model = DawidSkene().partial_fit(first)
     assert model.classes_.tolist() == ["m", "n", "y"]
     model.partial_fit(pd.DataFrame({"item": [3], "rater": ["b"], "label": ["m"]}))
+
+
+@pytest.mark.parametrize("Model", [DawidSkene, GLAD, MACE])
+def test_a_refused_batch_leaves_the_model_as_it_was(Model):
+    # The refused batches used to add their raters to rater_ids_ (GLAD then
+    # read a rater's ability past the end of its array at predict, the
+    # next batch failed with an IndexError), or set n_features_in_ to the
+    # refused matrix's column count.
+    first = Ratings(item=[1, 1, 2, 2, 3], rater=["a", "b", "a", "b", "a"], label=[0, 1, 0, 0, 1])
+    model = Model().partial_fit(first)
+    before = model.predict_proba(first)
+    with pytest.raises(ValueError, match="keeps the classes of its first batch"):
+        model.partial_fit(Ratings(item=[6, 6], rater=["a", "c"], label=[2, 2]))
+    with pytest.raises(ValueError, match="y: Label 9"):
+        model.partial_fit(Ratings(item=[7], rater=["d"], label=[1]), {7: 9})
+    assert model.rater_ids_.tolist() == ["a", "b"] and model.n_features_in_ == 2
+    np.testing.assert_array_equal(model.predict_proba(first), before)
+    with pytest.raises(ValueError, match="'c' was not seen in fit"):
+        model.predict(Ratings(item=[1], rater=["c"], label=[1]))
+    model.partial_fit(Ratings(item=[8, 8], rater=["c", "d"], label=[1, 0]))
+    assert model.rater_ids_.tolist() == ["a", "b", "c", "d"]
+
+    matrix = Model().partial_fit(np.array([[0, 1], [1, 1]], dtype=float))
+    with pytest.raises(ValueError, match="X has 3 features"):
+        matrix.partial_fit(np.array([[0, 1, 1]], dtype=float))
+    assert matrix.n_features_in_ == 2
+    matrix.predict(np.array([[0, 1]], dtype=float))
+
+
+def test_rater_ids_of_another_type_than_before_are_refused():
+    # A number after strings became a string (rater 5 -> '5'), so that
+    # predict then knew rater '5' and not rater 5.
+    model = DawidSkene().partial_fit(Ratings(item=[1, 1], rater=["a", "b"], label=[0, 1]))
+    with pytest.raises(ValueError, match="rater ids must all be of one type"):
+        model.partial_fit(Ratings(item=[2], rater=[5], label=[0]))
+    assert model.rater_ids_.tolist() == ["a", "b"]
