@@ -996,6 +996,13 @@ class CrowdModel(CrowdEstimator):
             self.classes_ = classes
             self.rater_ids_ = rater_ids
             self.n_features_in_ = len(rater_ids)
+            # ratings per rater over the stream (the rater table's n_ratings
+            # and the population rater's weights, as after fit)
+            counts = np.zeros(len(rater_ids), dtype=np.intp)
+            count_codes(data.rater, counts)
+            if not first:
+                counts[:len(self._rater_counts)] += self._rater_counts
+            self._rater_counts = counts
 
         return data, len(known), accept
 

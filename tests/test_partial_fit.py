@@ -166,3 +166,16 @@ def test_rater_ids_of_another_type_than_before_are_refused():
     with pytest.raises(ValueError, match="rater ids must all be of one type"):
         model.partial_fit(Ratings(item=[2], rater=[5], label=[0]))
     assert model.rater_ids_.tolist() == ["a", "b"]
+
+
+@pytest.mark.parametrize("Model", [DawidSkene, GLAD, MACE])
+def test_rater_table_and_new_raters_work_after_partial_fit(Model):
+    # Both failed with AttributeError '_rater_counts' (set only by fit).
+    model = Model(unknown_raters="prior")
+    model.partial_fit(Ratings(item=[1, 1, 2, 2, 3], rater=["a", "b", "a", "b", "a"],
+                              label=[0, 1, 0, 0, 1]))
+    model.partial_fit(Ratings(item=[4, 4], rater=["c", "a"], label=[1, 1]))
+    assert model.rater_table()["n_ratings"].to_dict() == {"a": 4, "b": 2, "c": 1}
+    proba = model.predict_proba(Ratings(item=[9, 9], rater=["a", "new"], label=[1, 0]))
+    assert proba.shape == (1, 2) and np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
