@@ -576,6 +576,9 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         """Encode ``X`` (once) and fit; returns ``(data, items)``, the
         encoded data and the per-item state of the training items (both
         None for a dask DataFrame, whose items stay on the workers)."""
+        # A fit ends a partial_fit stream: the next partial_fit starts a new
+        # one (its running statistics belong to the raters of the old one).
+        self.__dict__.pop("_stepwise", None)
         if _dask.is_dask_frame(X):
             if y is not None or init_params is not None:
                 raise ValueError("Known labels y and init_params are not supported with a "

@@ -179,3 +179,15 @@ def test_rater_table_and_new_raters_work_after_partial_fit(Model):
     proba = model.predict_proba(Ratings(item=[9, 9], rater=["a", "new"], label=[1, 0]))
     assert proba.shape == (1, 2) and np.all(np.isfinite(proba))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("Model", [DawidSkene, GLAD, MACE])
+def test_fit_ends_a_stream(Model):
+    # The next partial_fit blended the old stream's running statistics,
+    # per rater position, into raters of the fit (here: other raters).
+    old = Ratings(item=range(6), rater=["a", "b"] * 3, label=[0, 0, 1, 1, 0, 0])
+    new = Ratings(item=range(6), rater=["c", "d"] * 3, label=[1, 0, 1, 0, 1, 0])
+    model = Model().partial_fit(old).fit(new).partial_fit(new)
+    fresh = Model().partial_fit(new)
+    assert model.n_iter_ == 1
+    np.testing.assert_array_equal(model.predict_proba(new), fresh.predict_proba(new))
