@@ -36,7 +36,8 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
 from ._ratings import (RatingData, Ratings, encode, encode_labels, fit_classes, gold_per_item,
-                       _unique_codes, import_pandas, long_columns, show, to_ratings)
+                       _unique_codes, import_pandas, long_columns, set_raters, show,
+                       to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -997,8 +998,12 @@ class CrowdModel(CrowdEstimator):
 
         def accept():
             self.classes_ = classes
-            self.rater_ids_ = rater_ids
-            self.n_features_in_ = len(rater_ids)
+            # positions only while every batch is an unnamed matrix
+            set_raters(self, rater_ids, by_position=form == "matrix" and (
+                first or self._raters_by_position))
+            # the raters' names are checked by check_rater_columns (the
+            # stream's raters are more than one batch's columns)
+            self.__dict__.pop("feature_names_in_", None)
             # ratings per rater over the stream (the rater table's n_ratings
             # and the population rater's weights, as after fit)
             counts = np.zeros(len(rater_ids), dtype=np.intp)

@@ -35,7 +35,8 @@ from time import perf_counter
 
 import numpy as np
 
-from ._ratings import RatingData, Ratings, encode_labels, fit_classes, long_columns
+from ._ratings import (RatingData, Ratings, encode_labels, fit_classes, long_columns,
+                       set_raters)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -475,8 +476,7 @@ def encode_frame(estimator, frame, **fit_params):
     data = DaskRatingData(client, parts, workers, len(rater_ids), len(classes), n_ratings,
                           n_items, None)
     data.rater_counts = data.map_sum(_rater_counts)["counts"]
-    estimator.rater_ids_ = rater_ids
-    estimator.n_features_in_ = len(rater_ids)
+    set_raters(estimator, rater_ids)
     estimator._rater_counts = rater_counts.loc[rater_ids].to_numpy()
     return data
 

@@ -940,9 +940,17 @@ def to_ratings(estimator, X, *, reset):
     )
     if form == "wide":
         try:
-            validate_data(estimator, X, reset=reset, skip_check_array=True)
+            with warnings.catch_warnings():
+                if not reset and not getattr(estimator, "_raters_by_position", True):
+                    # checked below against the raters' ids: scikit-learn's
+                    # "fitted without feature names" is wrong for a model
+                    # fitted on long form or a Ratings
+                    warnings.filterwarnings("ignore", message="X has feature names")
+                validate_data(estimator, X, reset=reset, skip_check_array=True)
         except TypeError as error:  # column names of mixed types: a user's table
             raise ValueError(" ".join(str(error).split())) from None
+        if not reset:
+            check_rater_columns(estimator, X.columns)
         matrix = check_array(_wide_frame_matrix(X), **options)
         try:
             # the columns are the raters: their names are the rater ids
@@ -993,6 +1001,41 @@ def fit_classes(estimator, labels, scale=None):
     return codes
 
 
+def set_raters(estimator, rater_ids, *, by_position=False):
+    """Record the raters of a fit on ``estimator``: ``rater_ids_``,
+    ``n_features_in_``, and whether the raters are only column positions
+    (a matrix fit) rather than ids, which the columns of a wide DataFrame
+    must then match (:func:`check_rater_columns`)."""
+    estimator.rater_ids_ = rater_ids
+    estimator.n_features_in_ = len(rater_ids)
+    estimator._raters_by_position = by_position
+
+
+def check_rater_columns(estimator, columns):
+    """The columns of a wide DataFrame given to a fitted model are rater
+    ids: unless the model's raters are only positions, they must be its
+    raters in the order of ``rater_ids_`` (read by position, other columns
+    would silently be other raters).  scikit-learn checks string column
+    names of a wide fit; this covers the rest (integer and tuple names, a
+    fit on long form or a Ratings, a partial_fit stream)."""
+    if getattr(estimator, "_raters_by_position", True):
+        return
+    fitted = list(estimator.rater_ids_)
+    given = list(columns)
+    if given == fitted:
+        return
+    j = next((j for j, (a, b) in enumerate(zip(given, fitted)) if a != b),
+             min(len(given), len(fitted)))
+    found = show(given[j]) if j < len(given) else "missing"
+    expected = show(fitted[j]) if j < len(fitted) else "no column"
+    raise ValueError(
+        f"The columns of a wide DataFrame are rater ids, and these are not the raters "
+        f"{type(estimator).__name__} was fitted with, in their order: column {j} is "
+        f"{found} where {expected} is expected. Select the columns as "
+        "X[model.rater_ids_], or pass long form or a Ratings, which map raters by id."
+    )
+
+
 def map_raters(ratings, fitted_ids, model_name, unknown_raters="error"):
     """Rater codes of a :class:`Ratings` in the columns seen in fit.
 
@@ -1039,16 +1082,15 @@ def encode(estimator, X, *, reset):
     ratings, form, scale = to_ratings(estimator, X, reset=reset)
     n_raters = None
     if reset:
-        estimator.n_features_in_ = ratings.shape[1]
         if form == "wide":
             # the column names; scikit-learn sets ``feature_names_in_`` only
             # when they are all strings (``pd.DataFrame(matrix)`` has integers)
-            estimator.rater_ids_ = getattr(estimator, "feature_names_in_",
-                                           np.asarray(X.columns))
+            set_raters(estimator, getattr(estimator, "feature_names_in_",
+                                          np.asarray(X.columns)))
         elif form == "matrix":
-            estimator.rater_ids_ = np.arange(ratings.shape[1])
+            set_raters(estimator, np.arange(ratings.shape[1]), by_position=True)
         else:
-            estimator.rater_ids_ = ratings.rater_ids
+            set_raters(estimator, ratings.rater_ids)
             if hasattr(estimator, "feature_names_in_"):
                 del estimator.feature_names_in_
         rater = ratings._rater

@@ -99,6 +99,37 @@ def test_wide_frame_with_non_string_column_names(columns):
         assert list(fitted.rater_table().index) == list(wide.columns)
 
 
+@pytest.mark.parametrize("columns", [[0, 1, 2], [("g", "a"), ("g", "b"), ("h", "c")]])
+def test_wide_frame_columns_are_checked_against_the_raters_at_predict(columns):
+    # Integer or tuple column names (which scikit-learn does not check) in
+    # another order or renamed were read by position: other raters' ratings.
+    X = np.array([[0, 1, 1], [1, 1, 0], [0, 0, 1], [1, 0, 0.0]])
+    if isinstance(columns[0], tuple):
+        columns = pd.MultiIndex.from_tuples(columns)
+    wide = pd.DataFrame(X, columns=columns)
+    model = DawidSkene().fit(wide)
+    with pytest.raises(ValueError, match="column 0 is .* where .* is expected"):
+        model.predict(wide.iloc[:, [2, 0, 1]])
+    with pytest.raises(ValueError, match=r"X\[model.rater_ids_\]"):
+        model.predict(wide.set_axis([7, 8, 9], axis=1))
+    np.testing.assert_array_equal(model.predict(wide), model.predict(X))
+
+
+def test_wide_frame_after_a_long_fit_must_name_the_raters_in_order():
+    # Fitted on long form, a wide frame was read by position (with
+    # scikit-learn's warning that the model had no feature names).
+    rows = [(i, r, (i + (r == "cat")) % 2) for i in range(12) for r in ("ann", "bob", "cat")]
+    long = pd.DataFrame(rows, columns=["item", "rater", "label"])
+    model = DawidSkene().fit(long)
+    wide = long.pivot(index="item", columns="rater", values="label")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(model.predict_proba(wide),
+                                      model.predict_proba(long).to_numpy())
+    with pytest.raises(ValueError, match="column 0 is 'cat' where 'ann' is expected"):
+        model.predict_proba(wide[["cat", "ann", "bob"]])
+
+
 def test_wide_frame_with_column_names_of_mixed_types_is_a_value_error():
     # scikit-learn's TypeError came through as it was
     wide = pd.DataFrame([[0, 1], [1, 1]], columns=["a", 1])

@@ -191,3 +191,19 @@ def test_fit_ends_a_stream(Model):
     fresh = Model().partial_fit(new)
     assert model.n_iter_ == 1
     np.testing.assert_array_equal(model.predict_proba(new), fresh.predict_proba(new))
+
+
+def test_a_stream_of_wide_frames_predicts_a_frame_of_all_its_raters():
+    # feature_names_in_ was the last batch's columns: a frame of every
+    # rater of the stream was refused ("Feature names unseen at fit time").
+    pd = pytest.importorskip("pandas")
+    model = DawidSkene().partial_fit(pd.DataFrame({"x": [0, 1.0], "y": [1, 1]}))
+    model.partial_fit(pd.DataFrame({"y": [0, 1.0], "z": [1, 1]}))
+    everyone = pd.DataFrame({"x": [0, 1.0], "y": [1, 1], "z": [1, 0]})
+    np.testing.assert_array_equal(
+        model.predict_proba(everyone),
+        model.predict_proba(Ratings.from_long(everyone.melt(
+            ignore_index=False, var_name="rater", value_name="label").rename_axis(
+            "item").reset_index())))
+    with pytest.raises(ValueError, match="column 0 is 'z' where 'x' is expected"):
+        model.predict(everyone[["z", "x", "y"]])
