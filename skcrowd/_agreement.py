@@ -364,7 +364,10 @@ def consistency(model, X, *, skills=None, aggregate=True):
 
     Per item, class k gets Π_n (s_n if label_n = k else (1 - s_n) / (K - 1))
     (uniform prior); the share of the predicted class is returned.  Skills
-    default to the model's ``rater_accuracy_`` (1 for MajorityVote).
+    default to the model's ``rater_accuracy_`` (1 for MajorityVote).  The
+    model must predict classes: a model whose ``predict`` is a value on the
+    label scale (MeanRating, MedianRating, OrdinalMixture) is a
+    ``ValueError``.
 
     Parameters
     ----------
@@ -389,6 +392,14 @@ def consistency(model, X, *, skills=None, aggregate=True):
     >>> 0.5 < consistency(DawidSkene().fit(X), X) <= 1
     True
     """
+    if model._prediction_name != "label":
+        # searchsorted would put a mean of 1.33 on the scale's class 2
+        raise ValueError(
+            f"consistency is the posterior probability of the model's class for each "
+            f"item, and {type(model).__name__}.predict gives a {model._prediction_name} "
+            "on the label scale, not a class; use a model that predicts classes "
+            "(MajorityVote, DawidSkene, ...)."
+        )
     data, weights = _one_coin_weights(model, X, skills)
     log_weights = np.zeros((data.n_items, data.n_classes))
     with np.errstate(divide="ignore"):

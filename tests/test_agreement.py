@@ -6,7 +6,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics import cohen_kappa_score
 
-from skcrowd import MACE, DawidSkene, MajorityVote, Ratings
+from skcrowd import (MACE, DawidSkene, MajorityVote, MeanRating, MedianRating, OrdinalMixture,
+                     Ratings)
 from skcrowd.metrics import (
     cohen_kappa_matrix,
     consistency,
@@ -189,3 +190,13 @@ def test_per_item_metrics_are_tidy_for_pandas_input():
     # set_output(transform="pandas") on a matrix: a RangeIndex Series
     ds_matrix.set_output(transform="pandas")
     assert isinstance(posterior_entropy(ds_matrix, X), pd.Series)
+
+
+@pytest.mark.parametrize("Model", [MeanRating, MedianRating, OrdinalMixture])
+def test_consistency_needs_a_model_that_predicts_classes(Model):
+    # MeanRating's mean 4/3 of the ratings 1, 1, 2 was taken for the
+    # class 2 (np.searchsorted): the consistency of a class nobody chose.
+    X = np.array([[1, 2, 3], [3, 3, 3], [1, 1, 2], [3, 3, 3.0]])
+    model = Model().fit(X)
+    with pytest.raises(ValueError, match="not a class"):
+        consistency(model, X, skills=[0.9, 0.9, 0.9])
