@@ -1136,16 +1136,23 @@ def per_item(values, data, what):
     """Per-item ``values`` in the row order of ``data``: a pandas Series is
     aligned by item id (every item of ``data`` must be in its index); any
     other array-like is taken in row order, as given."""
+    return aligned_by_id(values, data.item_ids, what)
+
+
+def aligned_by_id(values, ids, what):
+    """``values`` in the order of the item ids ``ids``: a pandas Series is
+    aligned by its index (every id must be in it); any other array-like,
+    or any ``values`` when ``ids`` is None, is taken in order, as given."""
     pd = loaded_pandas()
-    if pd is None or not isinstance(values, pd.Series) or data.item_ids is None:
+    if pd is None or not isinstance(values, pd.Series) or ids is None:
         return np.asarray(values)
     index = values.index
     if not index.is_unique:
         raise ValueError(f"{what} is a Series whose index (item ids) has repeated ids.")
-    missing = ~pd.Index(data.item_ids).isin(index)
+    missing = ~pd.Index(ids).isin(index)
     if missing.any():
         raise ValueError(
             f"{what} is a Series indexed by item id, but item "
-            f"{show(data.item_ids[np.argmax(missing)])} is not in its index."
+            f"{show(np.asarray(ids)[np.argmax(missing)])} is not in its index."
         )
-    return values.loc[data.item_ids].to_numpy()
+    return values.loc[ids].to_numpy()

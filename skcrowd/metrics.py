@@ -7,8 +7,12 @@ pairwise Cohen's kappa, posterior entropy, crowd-kit's uncertainty and
 consistency).
 
 The truth metrics take the gold values first and ignore the items whose gold
-is missing (NaN, None), so a loader's ``gold`` can be passed as is.  The
-agreement metrics take the ratings in any form the estimators accept.
+is missing (NaN, None), so a loader's ``gold`` can be passed as is.  When
+the gold values are a pandas Series, the predictions (and NDCG's groups)
+given as a Series are aligned to it by item id (as the Series that
+``predict`` returns for long-form input are indexed); arrays are taken in
+order.  The agreement metrics take the ratings in any form the estimators
+accept.
 """
 
 import numpy as np
@@ -21,7 +25,8 @@ from ._agreement import (
     posterior_entropy,
     uncertainty,
 )
-from ._ratings import _as_label_array, _missing_any, check_positive_int
+from ._ratings import _as_label_array, _missing_any, aligned_by_id, check_positive_int, \
+    loaded_pandas
 
 __all__ = [
     "gold_accuracy",
@@ -37,6 +42,15 @@ __all__ = [
     "uncertainty",
     "consistency",
 ]
+
+
+def _by_gold_ids(y_true, values, what):
+    """``values`` (per item) aligned to ``y_true`` by item id when both are
+    pandas Series (as returned for long-form input, sorted by id), else as
+    given: positions would pair an item's gold with another's prediction."""
+    pd = loaded_pandas()
+    ids = y_true.index if pd is not None and isinstance(y_true, pd.Series) else None
+    return aligned_by_id(values, ids, what)
 
 
 def gold_accuracy(y_true, y_pred):
@@ -60,8 +74,8 @@ def gold_accuracy(y_true, y_pred):
     >>> gold_accuracy([0, 1, float("nan"), 1], [0, 0, 1, 1])
     0.6666666666666666
     """
+    y_pred = np.asarray(_by_gold_ids(y_true, y_pred, "y_pred"), dtype=object).ravel()
     y_true = np.asarray(y_true, dtype=object).ravel()
-    y_pred = np.asarray(y_pred, dtype=object).ravel()
     if y_true.shape != y_pred.shape:
         raise ValueError(
             f"y_true and y_pred have different lengths: {len(y_true)} and {len(y_pred)}."
@@ -100,8 +114,8 @@ def gold_accuracy_scorer(estimator, X, y):
 
 
 def _known(y_true, y_pred):
+    y_pred = np.asarray(_by_gold_ids(y_true, y_pred, "y_pred"), dtype=np.float64).ravel()
     y_true = np.asarray(y_true, dtype=np.float64).ravel()
-    y_pred = np.asarray(y_pred, dtype=np.float64).ravel()
     if y_true.shape != y_pred.shape:
         raise ValueError(
             f"y_true and y_pred have different lengths: {len(y_true)} and {len(y_pred)}."
@@ -237,8 +251,8 @@ def ndcg(y_true, y_pred, groups, *, gain="exponential", k=None):
     >>> round(ndcg(y_true, y_pred, groups=["q1", "q1", "q1", "q2", "q2"]), 4)
     0.8549
     """
+    groups = np.asarray(_by_gold_ids(y_true, groups, "groups")).ravel()
     y_true, y_pred, known = _known(y_true, y_pred)
-    groups = np.asarray(groups).ravel()
     if groups.shape != y_true.shape:
         raise ValueError(
             f"groups has {len(groups)} entries; y_true has {len(y_true)} items."

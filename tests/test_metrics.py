@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import ndcg_score
 
-from skcrowd.metrics import correlation, mean_squared_error, ndcg, ordinal_scores
+from skcrowd.metrics import correlation, gold_accuracy, mean_squared_error, ndcg, ordinal_scores
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +107,21 @@ def test_ordinal_scores_and_errors(graded):
         correlation(truth, np.full_like(pred, np.nan))
     with pytest.raises(ValueError, match="no known"):
         correlation(np.full_like(truth, np.nan), pred)
+
+
+def test_truth_metrics_align_two_series_by_item_id():
+    # Series were compared by position: a gold Series in another item
+    # order than predict's (sorted by id) paired each item's gold with
+    # another item's prediction.
+    pd = pytest.importorskip("pandas")
+    gold = pd.Series({"b": 1.0, "a": 0.0, "c": 2.0, "d": np.nan})
+    pred = pd.Series({"a": 0.0, "b": 1.0, "c": 2.0, "d": 5.0})
+    assert gold_accuracy(gold, pred) == 1.0
+    assert mean_squared_error(gold, pred) == 0.0
+    assert correlation(gold, pred) == pytest.approx(1.0)
+    groups = pd.Series({"c": "q", "a": "q", "b": "q", "d": "q"})
+    assert ndcg(gold, pred, groups) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="item 'c' is not in its index"):
+        mean_squared_error(gold, pred.drop("c"))
+    # arrays: in order, as before
+    assert mean_squared_error(gold.to_numpy(), pred.to_numpy()) == pytest.approx(2 / 3)
