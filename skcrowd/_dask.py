@@ -35,8 +35,8 @@ from time import perf_counter
 
 import numpy as np
 
-from ._ratings import (RatingData, Ratings, encode_labels, fit_classes, long_columns,
-                       set_raters)
+from ._ratings import (RatingData, Ratings, _as_label_array, encode_labels, fit_classes,
+                       long_columns, set_raters)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -83,6 +83,11 @@ def _standard_frame(estimator, frame, extra=()):
             f"{type(estimator).__name__} needs the column(s) {missing} in the dask DataFrame "
             f"(it has {list(frame.columns)})."
         )
+    # A label dtype that is never a label fails here, as in memory, not in
+    # the shuffle (complex numbers: "P2P failed during transfer phase").
+    dtype = frame.dtypes[names[2]]
+    if isinstance(dtype, np.dtype):
+        _as_label_array(np.empty(0, dtype=dtype))
     # The in-memory rules: crowd-kit's names are renamed, other columns
     # dropped, and a row without a label is not a rating.
     columns = dict(zip(names, COLUMNS))

@@ -177,6 +177,20 @@ def test_dask_input_errors(client, synthetic):
         IRT3PL().fit(long_frame(three, npartitions=2))
 
 
+def test_a_label_dtype_that_is_never_a_label_is_refused_as_in_memory(client):
+    # Complex labels failed in the shuffle: RuntimeError "P2P ... failed
+    # during transfer phase"; in memory they are a ValueError.
+    frame = pd.DataFrame({"item": [1, 1, 2, 2], "rater": ["a", "b"] * 2,
+                          "label": np.array([0, 1j, 1, 1])})
+    with pytest.raises(ValueError, match="Complex data not supported as labels"):
+        DawidSkene().fit(frame)
+    with pytest.raises(ValueError, match="Complex data not supported as labels"):
+        DawidSkene().fit(dd.from_pandas(frame, npartitions=2, sort=False))
+    model = DawidSkene().fit(frame.assign(label=[0, 1, 1, 1]))
+    with pytest.raises(ValueError, match="Complex data not supported as labels"):
+        model.predict_proba(dd.from_pandas(frame, npartitions=2, sort=False)).compute()
+
+
 def test_worker_processes(graded):
     """Once with separate worker processes: data, model and stats cross
     process boundaries by pickling; item state stays in each process."""
