@@ -584,6 +584,10 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             if y is not None or init_params is not None:
                 raise ValueError("Known labels y and init_params are not supported with a "
                                  "dask DataFrame.")
+            if self._start_state(None) is not None:
+                # (a cold fit would ignore it silently)
+                raise ValueError("warm_start=True after a fit is not supported with a dask "
+                                 "DataFrame: set warm_start=False (a cold fit).")
             # The fit loop over the workers' partitions (DESIGN §9); the
             # training items' states stay there until the fit ends. The fit
             # parameters name columns on Dask (_dask_columns).

@@ -166,6 +166,10 @@ def test_dask_input_errors(client, synthetic):
         DawidSkene().fit(ddf, prior_params=model)
     with pytest.raises(ValueError, match="not supported with a dask DataFrame"):
         DawidSkene().fit(ddf, y=np.zeros(synthetic.shape[0]))
+    # a warm start was ignored: the refit started cold
+    warm = DawidSkene(warm_start=True).fit(ddf)
+    with pytest.raises(ValueError, match="warm_start=True after a fit is not supported"):
+        warm.fit(ddf)
     with pytest.raises(TypeError, match=r"unexpected arguments \['bogus'\]"):
         DawidSkene().fit(ddf, bogus=1)
     stranger = pd.DataFrame({"item": [0], "rater": [10_000], "label": [0]})
