@@ -493,9 +493,9 @@ def _empty_result(model, what, index):
         return pd.DataFrame(np.zeros((0, len(model.classes_))), columns=list(model.classes_),
                             index=index)
     if what == "loglik":
-        return pd.Series(np.zeros(0), name="loglik", index=index)
+        return pd.Series(np.zeros(0), name="log_likelihood", index=index)
     dtype = np.float64 if what == "mean" else model.classes_.dtype
-    return pd.Series(np.zeros(0, dtype=dtype), name="label", index=index)
+    return pd.Series(np.zeros(0, dtype=dtype), name=model._prediction_name, index=index)
 
 
 def _infer_partition(frame, model, what):
@@ -514,11 +514,13 @@ def _infer_partition(frame, model, what):
             ratings.item_ids).to_numpy()
     index = pd.Index(ratings.item_ids, name="item")
     if what == "loglik":
-        return pd.Series(model._score_items(data, **kwargs), index=index, name="loglik")
+        return pd.Series(model._score_items(data, **kwargs), index=index,
+                         name="log_likelihood")
     items = model._infer_items(data, **kwargs)
     if what == "proba":
         return pd.DataFrame(items["proba"], index=index, columns=list(model.classes_))
-    return pd.Series(model._predict_from_items(items), index=index, name="label")
+    return pd.Series(model._predict_from_items(items), index=index,
+                     name=model._prediction_name)
 
 
 def infer_frame(model, frame, what, extra=()):

@@ -64,7 +64,10 @@ def test_dawid_skene_on_dask_equals_in_memory(client, synthetic):
     np.testing.assert_array_equal(labels, in_memory.predict(synthetic))
     fit_predict = DawidSkene().fit_predict(ddf).compute().loc[synthetic.item_ids].to_numpy()
     np.testing.assert_array_equal(fit_predict, labels)
-    loglik = on_dask.score_samples(ddf).compute().loc[synthetic.item_ids].to_numpy()
+    loglik = on_dask.score_samples(ddf).compute()
+    # the names of the in-memory results for long form ("loglik" before)
+    assert loglik.name == "log_likelihood" and on_dask.predict(ddf).name == "label"
+    loglik = loglik.loc[synthetic.item_ids].to_numpy()
     np.testing.assert_allclose(loglik, in_memory.score_samples(synthetic), rtol=1e-12)
     assert on_dask.score(ddf) == pytest.approx(in_memory.score(synthetic), rel=1e-12)
     with pytest.raises(ValueError, match="sample"):
@@ -297,7 +300,9 @@ def assert_same_ordinal_fit(on_dask, in_memory, ddf, ratings, groups):
     np.testing.assert_allclose(aligned(on_dask.predict_proba(ddf), ratings),
                                in_memory.predict_proba(ratings, groups=item_groups),
                                rtol=rtol, atol=1e-12)
-    z = on_dask.predict(ddf).compute().loc[ratings.item_ids].to_numpy()
+    z = on_dask.predict(ddf).compute()
+    assert z.name == "mean"  # as in memory ("label" before)
+    z = z.loc[ratings.item_ids].to_numpy()
     np.testing.assert_allclose(z, in_memory.predict(ratings, groups=item_groups), rtol=rtol)
     loglik = on_dask.score_samples(ddf).compute().loc[ratings.item_ids].to_numpy()
     np.testing.assert_allclose(loglik, in_memory.score_samples(ratings, groups=item_groups),
