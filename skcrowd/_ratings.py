@@ -197,6 +197,29 @@ def _hashed_positions(values, ids):
         return None
 
 
+def _kept_label_dtype(columns):
+    """The NumPy dtype that the labels of these pandas columns keep once
+    their missing values are dropped: int64 when every column holds integers
+    (NumPy or nullable ``Int64``-like), bool when every column is boolean
+    (``boolean`` included), else None.  A nullable column with a missing
+    value reaches NumPy as objects or floats, whose numbers would be read as
+    floats: classes 0.0 and 1.0 for an ``Int64`` column of 0, 1 and NA."""
+    kinds = {getattr(getattr(c.dtype, "numpy_dtype", c.dtype), "kind", "O") for c in columns}
+    if kinds == {"i"} or kinds == {"i", "u"} or kinds == {"u"}:
+        return np.dtype(np.int64)
+    if kinds == {"b"}:
+        return np.dtype(bool)
+    return None
+
+
+def _rated_labels(labels, rated, column):
+    """``labels[rated]`` of a DataFrame's label column, in the dtype the
+    column's values have (:func:`_kept_label_dtype`)."""
+    rated_labels = labels[rated] if not np.all(rated) else labels
+    dtype = _kept_label_dtype([column])
+    return rated_labels if dtype is None else rated_labels.astype(dtype, copy=False)
+
+
 def _frame_id_codes(column, what):
     """``_unique_codes`` of a DataFrame's id column of strings (or Python
     objects), from pandas' factorize of the column itself: a ``str`` column
@@ -382,8 +405,9 @@ class Ratings:
             if None not in encoded and labels.ndim == 1:
                 (item_ids, item_codes), (rater_ids, rater_codes) = encoded
                 rated = ~_is_missing(labels)
-                return cls.__new__(cls)._set_by_item(item_codes[rated], rater_codes[rated],
-                                                     labels[rated], item_ids, rater_ids)
+                return cls.__new__(cls)._set_by_item(
+                    item_codes[rated], rater_codes[rated],
+                    _rated_labels(labels, rated, df[label]), item_ids, rater_ids)
         items, raters, labels = (np.asarray(df[c]) for c in (item, rater, label))
         if items.ndim != 1 or raters.ndim != 1 or labels.ndim != 1:
             raise ValueError(
@@ -400,7 +424,11 @@ class Ratings:
                 kwargs["item_ids"] = _unique_codes(items, what="item")[0]
             if kwargs.get("rater_ids") is None:
                 kwargs["rater_ids"] = _unique_codes(raters, what="rater")[0]
-            items, raters, labels = items[rated], raters[rated], labels[rated]
+            items, raters = items[rated], raters[rated]
+        if is_dataframe(df):
+            labels = _rated_labels(labels, rated, df[label])
+        elif not np.all(rated):
+            labels = labels[rated]
         return cls(items, raters, labels, **kwargs)
 
     @classmethod
@@ -959,6 +987,13 @@ def to_ratings(estimator, X, *, reset):
         except ValueError as error:
             raise ValueError(f"{error} (Read as an items x raters matrix.) "
                              + HOW_TO_PASS) from None
+        dtype = _kept_label_dtype([X.iloc[:, j] for j in range(X.shape[1])])
+        if dtype is not None and ratings.label.dtype != dtype:
+            # integer (or boolean) columns with missing cells: the matrix
+            # held them as floats or objects
+            ratings = Ratings._from_sorted(ratings._item, ratings._rater,
+                                           ratings.label.astype(dtype), ratings.item_ids,
+                                           ratings.rater_ids)
         return ratings, form, _categories([X.iloc[:, j] for j in range(X.shape[1])])
     X = validate_data(estimator, X, reset=reset, **options)
     return Ratings.from_matrix(X), form, None

@@ -350,3 +350,27 @@ print("ok")
                             timeout=600, cwd=str(__import__("pathlib").Path(__file__).parents[1]))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("form", ["long, numeric ids", "long, string ids", "wide"])
+@pytest.mark.parametrize("dtype, classes", [("Int64", [0, 1]), ("boolean", [False, True])])
+def test_nullable_integer_labels_keep_their_type_with_missing_values(form, dtype, classes):
+    """An Int64 (or boolean) label column with a missing value gave float
+    classes [0.0, 1.0] (columns "0.0", "1.0"; predict 0.0 / 1.0), the same
+    column without one int classes: the labels keep the column's type."""
+    pd = pytest.importorskip("pandas")
+    values = pd.array([classes[0], classes[1], classes[1], None, classes[0], classes[0]],
+                      dtype=dtype)
+    if form == "wide":
+        X = pd.DataFrame({"a": values[:3], "b": values[3:]})
+    else:
+        X = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": ["a", "b"] * 3, "label": values})
+        if form == "long, string ids":
+            X["item"] = X["item"].astype(str)
+    model = MajorityVote().fit(X)
+    assert model.classes_.tolist() == classes
+    assert model.classes_.dtype == np.asarray(classes).dtype
+    assert np.asarray(model.predict(X)).dtype == np.asarray(classes).dtype
+    proba = model.predict_proba(X)
+    if form != "wide":  # a wide frame's results are arrays
+        assert list(proba.columns) == [str(c) for c in classes]  # not "0.0"
