@@ -110,6 +110,15 @@ def gold_accuracy_scorer(estimator, X, y):
     >>> cross_val_score(DawidSkene(), X, y, cv=2, scoring=gold_accuracy_scorer)
     array([1., 1.])
     """
+    prediction = getattr(estimator, "_prediction_name", "label")
+    if prediction != "label":
+        # a mean on the label scale is never equal to a class: accuracy 0
+        raise ValueError(
+            f"gold_accuracy_scorer compares predicted classes with gold, and "
+            f"{type(estimator).__name__}.predict gives a {prediction} on the label scale; "
+            "score it on gold with make_scorer(skcrowd.metrics.mean_squared_error, "
+            "greater_is_better=False) or skcrowd.metrics.correlation instead."
+        )
     return gold_accuracy(y, estimator.predict(X))
 
 

@@ -168,3 +168,16 @@ def test_gold_accuracy_and_scorer(binary):
     scores = cross_val_score(DawidSkene(), sim.ratings, sim.true_labels.astype(float), cv=3,
                              scoring=gold_accuracy_scorer)
     assert np.all(scores > 0.8)
+
+
+def test_gold_accuracy_scorer_refuses_a_model_that_predicts_values():
+    # OrdinalMixture's (and MeanRating's) predict is a mean on the label
+    # scale, never equal to a class: the scorer gave 0.0, silently
+    from skcrowd import MeanRating, OrdinalMixture
+    from skcrowd.datasets import make_ordinal
+
+    sim = make_ordinal(n_items=60, n_raters=5, random_state=0)
+    for model in (MeanRating().fit(sim.ratings),
+                  OrdinalMixture(n_init=1, max_iter=5).fit(sim.ratings)):
+        with pytest.raises(ValueError, match="predicted classes with gold.*mean_squared_error"):
+            gold_accuracy_scorer(model, sim.ratings, np.round(sim.z))
