@@ -175,6 +175,14 @@ def _hashed_unique(values):
             distinct[:] = list(index)
     except TypeError:
         return None
+    if len(codes) and codes.min() < 0:  # pandas' code of a missing value: np.unique decides
+        return None
+    return _sorted_codes(distinct, codes)
+
+
+def _sorted_codes(distinct, codes):
+    """Distinct values in order of appearance and their codes, as sorted
+    values and codes into them (a TypeError when they cannot be ordered)."""
     order = np.argsort(distinct, kind="stable")
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
@@ -199,17 +207,16 @@ def _hashed_positions(values, ids):
 
 def _kept_label_dtype(columns):
     """The NumPy dtype that the labels of these pandas columns keep once
-    their missing values are dropped: int64 when every column holds integers
-    (NumPy or nullable ``Int64``-like), bool when every column is boolean
+    their missing values are dropped: int64 (uint64) when every column holds
+    signed (unsigned) integers, NumPy or nullable (``Int64``, ``UInt8``
+    ...), bool when every column is boolean
     (``boolean`` included), else None.  A nullable column with a missing
     value reaches NumPy as objects or floats, whose numbers would be read as
     floats: classes 0.0 and 1.0 for an ``Int64`` column of 0, 1 and NA."""
     kinds = {getattr(getattr(c.dtype, "numpy_dtype", c.dtype), "kind", "O") for c in columns}
-    if kinds == {"i"} or kinds == {"i", "u"} or kinds == {"u"}:
-        return np.dtype(np.int64)
-    if kinds == {"b"}:
-        return np.dtype(bool)
-    return None
+    # (signed and unsigned columns together stay floats, as NumPy mixes them)
+    return {"i": np.dtype(np.int64), "u": np.dtype(np.uint64),
+            "b": np.dtype(bool)}.get(kinds.pop()) if len(kinds) == 1 else None
 
 
 def _rated_labels(labels, rated, column):
@@ -237,14 +244,10 @@ def _frame_id_codes(column, what):
         return None
     if np.any(codes < 0):  # factorize's code of a missing id
         raise ValueError("item and rater ids must not be missing (NaN or None).")
-    distinct = np.asarray(uniques, dtype=object)
     try:
-        order = np.argsort(distinct, kind="stable")
+        return _sorted_codes(np.asarray(uniques, dtype=object), codes)
     except TypeError:
         raise ValueError(f"{what} ids must all be of one type (numbers or strings).") from None
-    rank = np.empty(len(order), dtype=np.int32)
-    rank[order] = np.arange(len(order), dtype=np.int32)
-    return distinct[order], rank[codes]
 
 
 def _unique_codes(values, ids=None, what="item"):
