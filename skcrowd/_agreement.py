@@ -30,7 +30,10 @@ def _encode(X, classes=None):
     with warnings.catch_warnings():
         # "only one class: every item will get it" is about predictions
         warnings.simplefilter("ignore", UserWarning)
-        return reader._encode(X, reset=True), reader
+        try:
+            return reader._encode(X, reset=True), reader
+        except ValueError as error:  # the reader is ours, not the user's model
+            raise ValueError(str(error).replace(" by MajorityVote", "")) from None
 
 
 def _value_counts(data):

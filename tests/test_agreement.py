@@ -200,3 +200,12 @@ def test_consistency_needs_a_model_that_predicts_classes(Model):
     model = Model().fit(X)
     with pytest.raises(ValueError, match="not a class"):
         consistency(model, X, skills=[0.9, 0.9, 0.9])
+
+
+@pytest.mark.parametrize("metric", [krippendorff_alpha, fleiss_kappa, cohen_kappa_matrix])
+def test_empty_input_error_does_not_name_the_internal_reader(metric):
+    # the message said "... is required by MajorityVote", a model the user
+    # never used
+    with pytest.raises(ValueError, match="0 sample") as error:
+        metric(np.empty((0, 3)))
+    assert "MajorityVote" not in str(error.value)
