@@ -178,14 +178,17 @@ class GLAD(CrowdModel):
 
     _parameter_constraints: dict = {
         **CrowdModel._parameter_constraints,
-        "alpha_prior_mean": [Interval(Real, None, None, closed="neither")],
-        "alpha_prior_std": [Interval(Real, 0, None, closed="neither")],
+        # The prior's precision 1 / std² and its square (α - mean)² must be
+        # finite, non-zero floats: a std of 1e-160 gave a ZeroDivisionError,
+        # 1e160 an OverflowError, a mean of 1e200 an objective of -inf.
+        "alpha_prior_mean": [Interval(Real, -1e100, 1e100, closed="both")],
+        "alpha_prior_std": [Interval(Real, 1e-100, 1e100, closed="both")],
         # Beyond these, β = exp(b) spans e^±600 within 6 prior standard
         # deviations of the mean (the search grid's reach): b is not
         # identified and exp(±b) overflows (issue 11, bug 3; a mean of 1e4
         # gave a NaN ridge step).
         "b_prior_mean": [Interval(Real, -100, 100, closed="both")],
-        "b_prior_std": [Interval(Real, 0, 100, closed="right")],
+        "b_prior_std": [Interval(Real, 1e-100, 100, closed="both")],
         "prior_class": [Interval(Real, 0, None, closed="left")],
         "class_prior": [StrOptions({"uniform", "learn"}), "array-like"],
         "init": [StrOptions({"majority", "random"})],

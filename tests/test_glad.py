@@ -321,6 +321,25 @@ def test_all_raters_agree_and_single_class():
     assert np.all(np.isfinite(single.score_samples(np.ones((4, 3)))))
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"alpha_prior_std": 1e-160},  # ZeroDivisionError (precision 1 / 0)
+        {"alpha_prior_std": 1e160},  # OverflowError (std ** 2)
+        {"alpha_prior_mean": 1e200},  # objective -inf, 500 iterations
+        {"b_prior_std": 1e-160},  # did not converge
+    ],
+)
+def test_prior_scales_beyond_float_range_are_refused(params):
+    X = np.array([[0, 1], [1, 1], [0, np.nan]], dtype=float)
+    with pytest.raises(ValueError, match=next(iter(params))):
+        GLAD(**params).fit(X)
+    bound = {"alpha_prior_std": 1e-100, "alpha_prior_mean": 1e100, "b_prior_std": 1e-100}
+    name = next(iter(params))
+    model = GLAD(**{name: bound[name]}).fit(X)  # the edge itself fits
+    assert np.all(np.isfinite(model.score_samples(X)))
+
+
 def test_bad_input_raises_clear_errors():
     X = np.array([[0, 1], [1, 1], [0, np.nan]], dtype=float)
     with pytest.raises(ValueError, match="class_prior"):
