@@ -34,6 +34,9 @@ _N_LAGUERRE = 12
 #: the scale's step), at most _MAX_LOCAL_SWEEPS times.
 _LOCAL_TOL = 1e-10
 _MAX_LOCAL_SWEEPS = 1000
+#: prior_mean at most this many steps of the scale from the scale's mean: z - b
+#: keeps the bins apart in float64 (NaN from 1e20 on the scale 1..5; 1e15 fits).
+_MAX_PRIOR_DISTANCE = 1e12
 #: type-II ML of the precision prior: floor of s = ln mean E τ - mean E ln τ
 #: (α grows without bound as s -> 0).
 _MIN_GAMMA_S = 1e-12
@@ -147,7 +150,9 @@ class OrdinalMixture(CrowdModel):
         (``precision_shape_``, ``precision_rate_``) and the reliability ε
         averaged over the raters, weighted by their numbers of ratings.
     prior_mean : float, default=None
-        μ; default the mean of the scale values.
+        μ; default the mean of the scale values.  Finite, and at most 1e12
+        steps of the scale from that mean (beyond, float64 cannot tell the
+        bins apart near μ).
     prior_precision : float, default=0.1
         λ.
     difficulty_shape, difficulty_rate : float, default=10.0, 5.0
@@ -252,7 +257,7 @@ class OrdinalMixture(CrowdModel):
         "spam": ["boolean"],
         "link": [StrOptions({"ordinal", "gaussian"})],
         "thresholds": ["array-like", None],
-        "prior_mean": [Real, None],
+        "prior_mean": [Interval(Real, None, None, closed="neither"), None],
         "prior_precision": [Interval(Real, 0, None, closed="neither")],
         "difficulty_shape": [Interval(Real, 0, None, closed="neither")],
         "difficulty_rate": [Interval(Real, 0, None, closed="neither")],
@@ -616,6 +621,14 @@ class OrdinalMixture(CrowdModel):
 
     def _prior(self, problem):
         mu0 = problem.mean_value if self.prior_mean is None else float(self.prior_mean)
+        if abs(mu0 - problem.mean_value) > _MAX_PRIOR_DISTANCE * problem.step:
+            # z - b loses every digit of the bins' positions: NaN posteriors
+            # from 1e20 on the scale 1..5 (a math domain error from 1e160).
+            raise ValueError(
+                f"prior_mean={self.prior_mean!r} is more than {_MAX_PRIOR_DISTANCE:g} "
+                f"steps of the label scale from its mean {problem.mean_value:g}: "
+                "float64 cannot place the scale's bins there."
+            )
         return mu0, float(self.prior_precision)
 
     # -- the fit loop's hooks ----------------------------------------------------------

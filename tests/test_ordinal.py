@@ -721,6 +721,22 @@ def test_a_scale_beyond_float64_is_a_clear_error(values):
         assert np.all(np.isfinite(model.predict_proba(X)))
 
 
+@pytest.mark.parametrize("prior_mean, message", [
+    (np.nan, "prior_mean"),   # NaN posteriors, predict and score_samples, silently
+    (np.inf, "prior_mean"),   # ValueError: math domain error
+    (1e20, "steps of the label scale"),  # NaN posteriors
+    (-1e300, "steps of the label scale"),  # ValueError: math domain error
+])
+def test_a_prior_mean_float64_cannot_use_is_a_clear_error(prior_mean, message):
+    X = np.array([[1, 2, 3], [2, 3, np.nan], [3, 3, 1], [1, 1, 2]], dtype=float)
+    with pytest.raises(ValueError, match=message):
+        OrdinalMixture(n_init=1, max_iter=5, prior_mean=prior_mean).fit(X)
+    for near in (1e11, -1e11, 0.0):  # far, but the bins stay apart: finite
+        model = OrdinalMixture(n_init=1, max_iter=5, prior_mean=near).fit(X)
+        assert np.all(np.isfinite(model.predict_proba(X)))
+        assert np.all(np.isfinite(model.score_samples(X)))
+
+
 def test_wrong_groups_length_at_predict(small):
     model = OrdinalMixture(difficulty="group", n_init=1).fit(small.X, groups=small.groups)
     with pytest.raises(ValueError, match="one entry per item"):
