@@ -30,7 +30,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import CrowdEstimator
-from ._ratings import Ratings, encode_labels
+from ._ratings import Ratings, check_positive_int, encode_labels
 
 __all__ = ["PredictiveCheck", "posterior_predictive_check", "check_statistics"]
 
@@ -158,9 +158,8 @@ def posterior_predictive_check(model, X, *, n_replicates=1000, random_state=None
     """
     if not hasattr(model, "sample"):
         raise TypeError(f"{type(model).__name__} has no sample method to replicate ratings.")
-    if int(n_replicates) < 1:
-        raise ValueError(f"n_replicates must be at least 1; got {n_replicates!r}.")
-    n_replicates = int(n_replicates)
+    n_replicates = check_positive_int(n_replicates, "n_replicates",
+                                      "the number of replicated data sets")
     check_is_fitted(model)
     rng = check_random_state(random_state)
 

@@ -111,6 +111,17 @@ def test_multiclass_model_and_dense_input():
     assert check.observed["ratings"].shape == (2 * 4,)
 
 
+@pytest.mark.parametrize("n_replicates", [1.5, "3", True, np.nan, None, "a"])
+def test_n_replicates_must_be_a_positive_integer(caries, n_replicates):
+    # 1.5 ran 1 replicate and "3" three, silently; NaN, None and "a" raised
+    # int()'s errors ("cannot convert float NaN to integer", a TypeError)
+    model = MajorityVote().fit(caries)
+    with pytest.raises(ValueError, match="n_replicates must be a positive integer"):
+        posterior_predictive_check(model, caries, n_replicates=n_replicates)
+    check = posterior_predictive_check(model, caries, n_replicates=np.int64(2), random_state=0)
+    assert check.n_replicates == 2 and type(check.n_replicates) is int
+
+
 def test_bad_calls_raise_clear_errors(caries):
     with pytest.raises(NotFittedError):
         posterior_predictive_check(DawidSkene(), caries)
