@@ -44,6 +44,36 @@ def _as_ratings(model, X):
     return Ratings.from_matrix(X, rater_ids=np.asarray(model.rater_ids_))
 
 
+def _pools(raters, n_items, fitted):
+    """The pool of candidate raters of each item: ``raters`` is one array of
+    rater ids for every item, or one array per item.  An id the model did not
+    fit is a ValueError naming it as given (mixed with the model's ids of
+    another type, 'a' was reported as the model's rater '0')."""
+    if raters is None:
+        return [fitted] * n_items
+    if (np.isscalar(raters) or getattr(raters, "ndim", 1) == 0
+            or not hasattr(raters, "__len__") or not hasattr(raters, "__getitem__")):
+        raise ValueError(
+            "raters must be an array of rater ids (one pool for every item) or a "
+            f"list of such arrays, one per item; got {type(raters).__name__}."
+        )
+    if len(raters) == n_items and all(np.ndim(p) == 1 for p in raters) and \
+            not np.isscalar(raters[0]):
+        pools = [np.asarray(p) for p in raters]
+    else:
+        pools = [np.asarray(raters)] * n_items
+    known = set(fitted.tolist())
+    for pool in {id(p): p for p in pools}.values():
+        unknown = set(pool.ravel().tolist()) - known
+        if unknown:
+            value = next(v for v in pool.ravel().tolist() if v in unknown)
+            raise ValueError(
+                f"rater {value!r} of the pool is not one of the model's raters "
+                "(rater_ids_)."
+            )
+    return pools
+
+
 def _check(model):
     if not isinstance(model, CrowdEstimator):
         raise ValueError(f"model must be a fitted skcrowd estimator; got {type(model).__name__}.")
@@ -112,16 +142,10 @@ def expected_information_gain(model, X, raters=None, weights=None):
     R = _as_ratings(model, X)
     n_items = len(R)
     fitted = np.asarray(model.rater_ids_)
-    if raters is None:
-        pools = [fitted] * n_items
-    elif len(raters) == n_items and all(np.ndim(p) == 1 for p in raters) and \
-            not np.isscalar(raters[0]):
-        pools = [np.asarray(p) for p in raters]
-    else:
-        pools = [np.asarray(raters)] * n_items
+    pools = _pools(raters, n_items, fitted)
     if weights is not None:
         weights = np.asarray(weights, dtype=np.float64)
-        if (weights.shape != (len(pools[0]),) or not np.all(np.isfinite(weights))
+        if (any(weights.shape != (len(p),) for p in pools) or not np.all(np.isfinite(weights))
                 or np.any(weights < 0) or weights.sum() <= 0):
             raise ValueError("weights must be one non-negative number per rater of the pool.")
         weights = weights / weights.sum()
