@@ -155,7 +155,7 @@ def expected_information_gain(model, X, raters=None, weights=None):
     base_score = np.asarray(model.score_samples(R))
     # Every (item, rater, label) hypothesis as one new item: the item's
     # ratings plus the hypothetical one, scored in one call.
-    sizes = np.array([len(p) for p in pools]) * K
+    sizes = np.array([len(p) for p in pools], dtype=np.int64) * K
     owner = np.repeat(np.arange(n_items), sizes)
     if len(owner) == 0:
         return np.zeros(n_items)

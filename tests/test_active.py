@@ -44,3 +44,8 @@ def test_weights_must_fit_every_items_pool():
     first = [[0], [1], [0], [1]]
     np.testing.assert_allclose(gain, expected_information_gain(model, X, raters=first))
 
+
+def test_no_items_is_no_gain():
+    # TypeError: Cannot cast array data from dtype('float64') to dtype('int64')
+    model = DawidSkene().fit(X)
+    assert expected_information_gain(model, X[:0]).shape == (0,)
