@@ -398,7 +398,7 @@ default="uniform"
 
     def _population_rater(self):
         mean = super()._population_rater()
-        if self.method == "vb":
+        if self._fitted_vb():
             # Average the posterior parameters; the plug-in values follow.
             weights = self._rating_weights()
             ab = np.average(self.competence_posterior_, axis=0, weights=weights)
@@ -430,12 +430,18 @@ default="uniform"
         theta = self.rater_competence_
         self.rater_accuracy_ = theta + (1 - theta) * (self.spam_distribution_ @ self.class_prior_)
 
+    def _fitted_vb(self):
+        """Whether the fit was variational: its posteriors, not ``method``,
+        which may have been set since (a warm refit with method="vb" after an
+        EM fit read the absent posteriors: AttributeError 'NoneType' ... 'T')."""
+        return self.competence_posterior_ is not None
+
     def _fitted_params(self):
         """The parameters the local step of the fit used (VB: the weights
         exp E[log ·] of the posteriors) and where they come from: the
         posteriors (VB) or the smoothed counts (EM) that give them."""
         log_prior = np.log(self.class_prior_)
-        if self.method == "em":
+        if not self._fitted_vb():
             theta, xi = self.rater_competence_, self.spam_distribution_
             # the smoothed counts of the last M-step: θ (a + b) and
             # (1 - θ)(a + b) with a + b = the rater's ratings + 2 smoothing,

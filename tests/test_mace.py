@@ -18,6 +18,7 @@ from skcrowd.datasets import (
     load_dog,
     load_rte,
     load_web,
+    make_dawid_skene,
     make_mace,
 )
 
@@ -460,3 +461,19 @@ def test_verbose_names_the_screened_restarts(simulated, capsys):
             assert "screened after 2 iterations" in ends[0] and "converged" in ends[-1]
         else:
             assert len(ends) == 1 and "screened after 2 iterations" in ends[0]
+
+
+@pytest.mark.parametrize("fitted, then", [("em", "vb"), ("vb", "em")])
+def test_method_set_after_fit_reads_the_fit(fitted, then):
+    # After an EM fit, method="vb" made predict_proba and a warm refit read the
+    # absent variational posteriors (AttributeError: 'NoneType' object has no
+    # attribute 'T'); after a VB fit, method="em" changed predict_proba silently.
+    X = make_dawid_skene(n_items=30, n_raters=5, ratings_per_item=3, n_classes=3,
+                         random_state=0).ratings
+    model = MACE(method=fitted, n_init=1).fit(X)
+    proba = model.predict_proba(X)
+    model.set_params(method=then)
+    np.testing.assert_array_equal(model.predict_proba(X), proba)
+    model.set_params(warm_start=True).fit(X)
+    assert np.all(np.isfinite(model.predict_proba(X)))
+    assert (model.competence_posterior_ is not None) == (then == "vb")
