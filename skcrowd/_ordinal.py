@@ -692,7 +692,10 @@ class OrdinalMixture(CrowdModel):
         # The items' factors to convergence at the earlier rater factors, so
         # that a warm refit starts where the earlier fit ended.
         params = super()._warm_params(problem, rng, start)
-        if self.difficulty is not None:  # per item or group: not carried over
+        # per item or group: not carried over; nor a per-item or per-group δ
+        # into one shared δ (a fit with difficulty="group" or "item" before
+        # difficulty=None: an IndexError in the bound)
+        if self.difficulty is not None or np.shape(params["delta_shape"]) != (1,):
             cold = self._init_params(problem, rng, 0)
             params["delta_shape"], params["delta_rate"] = cold["delta_shape"], cold["delta_rate"]
         last = start["items"]
@@ -702,7 +705,9 @@ class OrdinalMixture(CrowdModel):
             # The same items: their factors where the earlier fit left them
             # (per item, coordinate ascent from the item means can end in
             # another local optimum than the fit's joint path did).
-            params.update({k: v for k, v in last.items() if k != "ids"})
+            params.update({k: v for k, v in last.items() if k != "ids"
+                           and (k not in ("delta_shape", "delta_rate")
+                                or self.difficulty == "item")})
         else:
             items = self._sweep(problem, params, _MAX_LOCAL_SWEEPS, _LOCAL_TOL * problem.step)
             params["mu"], params["lam"] = items["mu"], items["lam"]

@@ -108,6 +108,24 @@ def _split_by_items(R, first_share, seed=0):
     return out
 
 
+@pytest.mark.parametrize("before", ["item", "group"])
+def test_warm_start_after_a_fit_with_other_difficulty(before):
+    # difficulty="item" or "group", then difficulty=None: the per-item or
+    # per-group δ was carried into the one shared δ (IndexError: boolean index
+    # did not match indexed array)
+    from skcrowd.datasets import make_ordinal
+
+    data = make_ordinal(n_items=30, n_raters=5, n_groups=3, random_state=0)
+    model = OrdinalMixture(difficulty=before, n_init=1, max_iter=30, warm_start=True)
+    model.fit(data.ratings, groups=data.groups)
+    model.set_params(difficulty=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(data.ratings)
+    assert np.all(np.isfinite(model.predict_proba(data.ratings)))
+    assert model.group_difficulty_.shape == (1,)
+
+
 @pytest.mark.parametrize("confusion", ["full", "one_coin"])
 def test_prior_params_adds_the_earlier_counts_to_the_prior(confusion):
     """At the fixed point, the MAP confusion is the normalised sum of this
