@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import betaln, digamma, gammaln, logsumexp
 from scipy.stats import spearmanr
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 
 from skcrowd import MACE, MajorityVote, Ratings
@@ -86,6 +87,39 @@ def test_e_step_matches_numpy(small, n_chunks):
     # an item without ratings: the prior, log-likelihood 0
     np.testing.assert_allclose(post[-1], prior)
     assert ll[-1] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_e_step_with_a_perfect_rater_and_a_label_never_spammed(small):
+    # θ = 1 in float (log(1 - θ) = -inf) and ξ_l = 0 made the tables' off
+    # -inf and gain +inf, and the e-step divided by zero (a ZeroDivisionError
+    # at predict after MACE(method="em", smoothing=1e-300)).
+    data, rng = small
+    J, K = data.n_raters, data.n_classes
+    prior = np.full(K, 1 / K)
+    theta = rng.uniform(0.05, 0.95, J)
+    theta[0] = 1.0
+    xi = rng.dirichlet(np.ones(K), size=J)
+    xi[1] = [0.0, 0.5, 0.5, 0.0][:K]
+    # items whose ratings a perfect rater contradicts have probability 0;
+    # keep the items where every rating is possible
+    with np.errstate(divide="ignore", invalid="ignore"):  # log 0, -inf - -inf
+        params = {"log_prior": np.log(prior), "log_know": np.log(theta),
+                  "log_spam": np.log1p(-theta), "log_strategy": np.log(xi)}
+        ref_post, ref_ll, ref_know = _reference(data, prior, theta, xi)
+    off, gain, share = MACE()._cell_tables(params)
+    assert np.all(np.isfinite(off)) and np.all(np.isfinite(gain))
+    chunk_ptr = np.array([0, data.n_items], dtype=np.int64)
+    post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
+    know, klass = np.empty((1, J * K)), np.empty((1, K))
+    kernels.e_step(data.item_ptr, data.label, data.cell, np.log(prior), np.zeros((0, K)),
+                   off, gain, share, chunk_ptr, post, ll, know, klass)
+    possible = np.isfinite(ref_ll)
+    assert possible.sum() > 10 and not possible.all()
+    assert np.all(np.isfinite(post)) and np.all(np.isfinite(ll))
+    np.testing.assert_allclose(post[possible], ref_post[possible], rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(ll[possible], ref_ll[possible], rtol=1e-12, atol=1e-15)
+    # an impossible item gets a log-likelihood below any possible one's
+    assert ll[~possible].max() < -700
 
 
 def test_start_counts_match_numpy(small):
@@ -239,6 +273,23 @@ def test_score_samples_is_the_exact_probability_of_the_ratings(method):
     direct = (model.class_prior_ * P[0, x[:, 0]] * P[1, x[:, 1]] * P[2, x[:, 2]]).sum(axis=1)
     np.testing.assert_allclose(model.score_samples(patterns), np.log(direct), rtol=1e-12)
     assert model.score(patterns) == pytest.approx(np.mean(np.log(direct)))
+
+
+@pytest.mark.parametrize("params", [{"method": "em", "smoothing": 1e-300},
+                                    {"prior_knowing": 1e300}])
+def test_competence_that_rounds_to_one_predicts_and_scores(params):
+    # Both make some competence exactly 1.0 in float; predict and score
+    # raised ZeroDivisionError from the e-step.
+    ratings = load_rte().ratings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = MACE(n_init=1, max_iter=30, random_state=0, **params).fit(ratings)
+    assert np.any(model.rater_competence_ == 1.0)
+    proba = model.predict_proba(ratings)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.all(np.isfinite(model.score_samples(ratings)))
+    assert set(np.unique(model.predict(ratings))) <= set(model.classes_)
 
 
 def test_vb_posteriors_and_point_estimates(simulated):

@@ -19,6 +19,8 @@ from ._common import (normalize_log_block, serial_and_parallel, start_log_rows,
 
 #: items whose log joints are exponentiated together
 ITEM_BLOCK = 256
+#: log of the smallest normal double: the floor of log P(label | T != label)
+LOG_TINY = math.log(np.finfo(np.float64).tiny)
 
 
 @serial_and_parallel
@@ -144,13 +146,18 @@ def digamma(x):
 @njit(cache=True, nogil=True)
 def cell_tables(log_know, log_spam, log_strategy, off, gain, know_share):
     """The e-step's per (rater, label) tables from log θ, log(1 - θ), log ξ
-    (see the module docstring): ``off`` = log((1 - θ) ξ_l), ``gain`` =
+    (see the module docstring): ``off`` = log((1 - θ) ξ_l) (at least
+    ``LOG_TINY``), ``gain`` =
     log(θ + (1 - θ) ξ_l) - ``off``, ``know_share`` = θ / (θ + (1 - θ) ξ_l)."""
     n_raters, n_classes = log_strategy.shape
     for j in range(n_raters):
         for l in range(n_classes):
             r = j * n_classes + l
-            spam = log_spam[j] + log_strategy[j, l]
+            # A competence that rounds to 1 (or ξ_l to 0) makes off = -inf
+            # and gain = +inf, and their sum for the rating's own class NaN;
+            # floored at the smallest normal double, P(l | T != l) is
+            # 2.2e-308 instead of 0 and a posterior moves by as little.
+            spam = max(log_spam[j] + log_strategy[j, l], LOG_TINY)
             top = max(spam, log_know[j])
             both = top + np.log(np.exp(spam - top) + np.exp(log_know[j] - top))
             off[r] = spam
