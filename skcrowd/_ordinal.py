@@ -37,6 +37,10 @@ _MAX_LOCAL_SWEEPS = 1000
 #: prior_mean at most this many steps of the scale from the scale's mean: z - b
 #: keeps the bins apart in float64 (NaN from 1e20 on the scale 1..5; 1e15 fits).
 _MAX_PRIOR_DISTANCE = 1e12
+#: difficulty_shape / difficulty_rate at least this: the prior mean of δ sets
+#: the start's rating noise 1 / sqrt(τ δ), and below it the bins' normal
+#: probabilities cancel to 0 (NaN predictions from 1e-50; 1e-24 fits).
+_MIN_DIFFICULTY_MEAN = 1e-24
 #: type-II ML of the precision prior: floor of s = ln mean E τ - mean E ln τ
 #: (α grows without bound as s -> 0).
 _MIN_GAMMA_S = 1e-12
@@ -156,7 +160,9 @@ class OrdinalMixture(CrowdModel):
     prior_precision : float, default=0.1
         λ.
     difficulty_shape, difficulty_rate : float, default=10.0, 5.0
-        φ and η of the gamma prior on δ (fixed, for identifiability).
+        φ and η of the gamma prior on δ (fixed, for identifiability).  Its
+        mean φ / η must be finite and at least 1e-24 (a smaller δ makes the
+        rating noise span more of the scale than float64 can resolve).
     spam_distribution : array-like of shape (n_classes,), default=None
         π; default uniform.
     init_reliability : float, default=0.99
@@ -588,6 +594,14 @@ class OrdinalMixture(CrowdModel):
         return groups
 
     def _prepare(self, data, groups=None):
+        delta_mean = float(self.difficulty_shape) / float(self.difficulty_rate)
+        if not _MIN_DIFFICULTY_MEAN <= delta_mean < np.inf:
+            raise ValueError(
+                f"difficulty_shape / difficulty_rate = {delta_mean:g} (the prior mean of "
+                f"the difficulty δ) must be finite and at least {_MIN_DIFFICULTY_MEAN:g}: "
+                "below, the rating noise 1/sqrt(τ δ) spans so many steps of the scale that "
+                "float64 cannot tell its bins apart."
+            )
         scale = self._scale(data.n_classes)
         if isinstance(data, DaskRatingData):
             # groups came as a column; each partition builds its own problem
@@ -1165,7 +1179,10 @@ def _gamma_rule(n, shape):
     (``score_samples`` was inf with ``difficulty_shape=1e4``, issue 11)."""
     i = np.arange(n)
     nodes, vectors = eigh_tridiagonal(2.0 * i + shape, np.sqrt(i[1:] * (i[1:] + shape - 1.0)))
-    return nodes, 2.0 * np.log(np.abs(vectors[0]))
+    # For a shape far from 1 (1e-30, 1e200) the rule is one node at the
+    # mean with weight 1 and the others exactly 0 in float: log weight -inf.
+    with np.errstate(divide="ignore"):
+        return nodes, 2.0 * np.log(np.abs(vectors[0]))
 
 
 def _gamma_ml(mean_values, mean_logs):

@@ -737,6 +737,29 @@ def test_a_prior_mean_float64_cannot_use_is_a_clear_error(prior_mean, message):
         assert np.all(np.isfinite(model.score_samples(X)))
 
 
+@pytest.mark.parametrize("difficulty", [None, "item"])
+@pytest.mark.parametrize("shape, rate", [
+    (1e-300, 1.0),     # NaN predictions, silently
+    (1.0, 1e50),       # NaN predictions
+    (1e300, 1e-300),   # a prior mean of inf: NaN predictions
+])
+def test_a_difficulty_prior_float64_cannot_use_is_a_clear_error(small, difficulty, shape,
+                                                               rate):
+    X = small.X
+    with pytest.raises(ValueError, match="the prior mean of the difficulty"):
+        OrdinalMixture(n_init=1, max_iter=5, difficulty=difficulty, difficulty_shape=shape,
+                       difficulty_rate=rate).fit(X)
+    # extreme counts whose mean float64 still resolves fit to finite numbers
+    for shape, rate in ((1e-30, 1e-6), (1e26, 1e50), (1e-300, 1e-300), (1e200, 1e100)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model = OrdinalMixture(n_init=1, max_iter=5, difficulty=difficulty,
+                                   difficulty_shape=shape, difficulty_rate=rate).fit(X)
+        assert np.all(np.isfinite(model.predict(X)))
+        assert np.all(np.isfinite(model.predict_proba(X)))
+        assert np.all(np.isfinite(model.score_samples(X)))
+
+
 def test_wrong_groups_length_at_predict(small):
     model = OrdinalMixture(difficulty="group", n_init=1).fit(small.X, groups=small.groups)
     with pytest.raises(ValueError, match="one entry per item"):
