@@ -348,6 +348,11 @@ class IRT3PL(CrowdModel):
             return "none"  # the seed's ABDE: alpha = 0, pi = 1
         return "one"
 
+    def _rater_layout(self):
+        """What the rater parameters mean: the rater mode and whether they
+        are per rater (``rater_effects``) or one shared pair."""
+        return self._rater_mode(), bool(self.rater_effects)
+
     def _hyper_names(self):
         """Item-population hyperparameters of the active dimensions, in grid order."""
         return [name for dim in self._dims() for name in HYPER_OF_DIM[dim]]
@@ -427,6 +432,27 @@ class IRT3PL(CrowdModel):
             bad = sens + spec <= 0
             sens[bad], spec[bad] = ALPHA_SENS_PRIOR[0], ALPHA_SPEC_PRIOR[0]
         return {"alpha_sens": sens, "alpha_spec": spec, "prior": float(prior), "hyper": hyper}
+
+    def _snapshot(self, source):
+        start = super()._snapshot(source)
+        start["rater_layout"] = getattr(source, "_fitted_rater_layout", None)
+        return start
+
+    def _warm_params(self, data, rng, start):
+        # Rater parameters fitted under another mode or layout mean something
+        # else (sens_spec=True's two log-odds are not mode "one"'s single
+        # accuracy α > 0, where sens = spec; per-rater values are not the
+        # shared pair of rater_effects=False): carried over, log(α) of a
+        # negative α made the refit NaN and stop after one pass.  Such a
+        # start takes the cold start's raters and π; the item population
+        # carries over.
+        params = super()._warm_params(data, rng, start)
+        earlier = start.get("rater_layout")
+        if earlier is not None and earlier != self._rater_layout():
+            cold = self._init_params(data, rng, 0)
+            for name in (*self._rater_params, "prior"):
+                params[name] = cold[name]
+        return params
 
     def _dawid_skene_start(self, data, mode):
         from ._dawid_skene import DawidSkene
@@ -858,6 +884,7 @@ class IRT3PL(CrowdModel):
         self.sensitivity_ = expit(self.alpha_sens_)
         self.specificity_ = expit(self.alpha_spec_)
         self.item_prior_ = {n: params["hyper"][n] for n in self._hyper_names()}
+        self._fitted_rater_layout = self._rater_layout()
         # Fitted on a dask DataFrame the training items stay on the workers.
         for name in ("difficulty", "discrimination", "guessing"):
             setattr(self, f"item_{name}_", None if items is None else items[name])

@@ -181,3 +181,25 @@ def test_prior_params_errors():
     streamed = DawidSkene().partial_fit(R)
     with pytest.raises(ValueError, match="confusion_counts_ are None"):
         DawidSkene().fit(R, prior_params=streamed)
+
+
+@pytest.mark.parametrize("before, after", [
+    ({"sens_spec": True}, {"sens_spec": False}),
+    ({"sens_spec": False}, {"sens_spec": True}),
+    ({"rater_effects": True, "sens_spec": False}, {"rater_effects": False, "sens_spec": False}),
+], ids=["sens_spec-off", "sens_spec-on", "rater_effects-off"])
+def test_irt_warm_start_after_a_fit_with_other_rater_parameters(binary, before, after):
+    # sens_spec=True, then False: the two log-odds per rater were carried
+    # into mode "one" (one accuracy α > 0, sens = spec), log of a negative α
+    # gave RuntimeWarnings and NaN, and the refit stopped after one pass.
+    model = IRT3PL(n_init=1, warm_start=True, **before).fit(binary)
+    model.set_params(**after)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model.fit(binary)
+    cold = IRT3PL(n_init=1, **after).fit(binary)
+    assert model.n_iter_ > 1
+    assert model.lower_bound_ == pytest.approx(cold.lower_bound_, rel=1e-4)
+    np.testing.assert_array_equal(model.predict(binary), cold.predict(binary))
+    if not model.sens_spec:
+        np.testing.assert_array_equal(model.alpha_sens_, model.alpha_spec_)
