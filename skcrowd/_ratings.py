@@ -100,9 +100,9 @@ def _not_a_label(kind_name):
     )
 
 
-def _as_label_array(labels):
+def _as_label_array(labels, where="the ratings"):
     """Normalise observed (non-missing) labels to a numeric, boolean or
-    object (strings) array.
+    object (strings) array (``where`` they come from names them in errors).
 
     Object arrays holding numbers become float64 so that ``1`` and ``1.0`` are
     one class; object arrays holding only booleans become a boolean array.
@@ -113,7 +113,7 @@ def _as_label_array(labels):
     labels = np.asarray(labels)
     if labels.dtype.kind in "biuf":
         if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-            raise ValueError("Labels must be finite; found inf among the ratings.")
+            raise ValueError(f"Labels must be finite; found inf among {where}.")
         return labels
     if labels.dtype.kind == "c":
         raise ValueError("Complex data not supported as labels.")
@@ -150,7 +150,7 @@ def _as_label_array(labels):
         return labels
     numeric = labels.astype(np.float64)
     if not np.all(np.isfinite(numeric)):
-        raise ValueError("Labels must be finite; found inf among the ratings.")
+        raise ValueError(f"Labels must be finite; found inf among {where}.")
     return numeric
 
 
@@ -708,7 +708,8 @@ def gold_per_item(y, item_ids):
             )
         positions = np.arange(len(values), dtype=np.int64)
     known = ~_missing_any(values)
-    labels = _as_label_array(values[known]) if np.any(known) else values[known]
+    labels = (_as_label_array(values[known], "the known labels y") if np.any(known)
+              else values[known])
     return positions[known], labels
 
 
@@ -831,14 +832,22 @@ def encode_labels(labels, classes):
 
 def check_classes(classes):
     """Validate a user-given ``classes`` parameter; returns a sorted array."""
-    classes = np.asarray(classes).ravel()
+    given = classes
+    classes = np.asarray(classes)
+    if classes.ndim != 1:
+        # a nested list was flattened into one scale, silently
+        raise ValueError(
+            f"classes must be a 1-D list of the labels of the scale; got "
+            f"{'a scalar' if classes.ndim == 0 else f'an array of shape {classes.shape}'}: "
+            f"{given!r}."
+        )
     if len(classes) and np.any(_is_missing(classes)):
         raise ValueError(
             f"classes contains a missing value (NaN or None): {classes.tolist()!r}. "
             "Missing means not rated; list only the labels of the scale."
         )
     try:
-        classes = _as_label_array(classes)
+        classes = _as_label_array(classes, "classes")
     except ValueError as error:
         raise ValueError(f"classes: {error}") from None
     try:

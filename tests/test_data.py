@@ -280,6 +280,23 @@ def test_bug4_nan_in_classes_is_named():
             DawidSkene(classes=[0, 1, missing]).fit(X)
 
 
+def test_classes_must_be_one_dimensional():
+    # [[0, 1], [2, 3]] was flattened into the scale 0..3, silently
+    X = np.array([[0, 1], [2, 3], [1, 1]])
+    for classes in ([[0, 1], [2, 3]], np.array([[0, 1, 2, 3]])):
+        with pytest.raises(ValueError, match="classes must be a 1-D list.*of shape"):
+            DawidSkene(classes=classes).fit(X)
+    assert DawidSkene(classes=(0, 1, 2, 3, 4)).fit(X).classes_.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_inf_is_named_where_it_is():
+    long = pd.DataFrame({"item": [0, 0, 1], "rater": [0, 1, 0], "label": [0.0, 1.0, np.inf]})
+    with pytest.raises(ValueError, match="found inf among the ratings"):
+        DawidSkene().fit(long)
+    with pytest.raises(ValueError, match="classes: .*found inf among classes"):
+        DawidSkene(classes=[0, 1, np.inf]).fit(long.iloc[:2])
+
+
 def test_bug6_datetime_labels_are_rejected_in_every_form():
     days = np.array(["2020-01-01", "2020-01-02"], dtype="datetime64[D]")
     forms = [

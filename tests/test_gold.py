@@ -140,6 +140,9 @@ def test_y_string_labels_and_new_class():
     (np.zeros((3, 2)), "one-dimensional"),
     ({7: 1.0}, "item 7, which is not an item of X"),
     (["x", None, None], "different types"),
+    # inf was reported as found "among the ratings"
+    ([np.inf, np.nan, 0.0], "finite; found inf among the known labels y"),
+    ({0: -np.inf}, "finite; found inf among the known labels y"),
 ])
 def test_bad_y_is_a_clear_error(y, message):
     X = np.array([[0, 1], [1, 1], [0, 0]], dtype=float)
