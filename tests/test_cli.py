@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+import skcrowd
 from skcrowd import cli
 from skcrowd.datasets._loaders import resources
 
@@ -118,6 +119,20 @@ def test_an_empty_file_is_named_empty(tmp_path):
         cli.main(["aggregate", str(path)])
 
 
+def test_python_dash_m_skcrowd_is_the_command(tmp_path):
+    # "python -m skcrowd" was "No module named skcrowd.__main__"
+    version = subprocess.run([sys.executable, "-m", "skcrowd", "--version"],
+                             capture_output=True, text=True, timeout=300)
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.split() == ["skcrowd", skcrowd.__version__]
+    missing = subprocess.run([sys.executable, "-m", "skcrowd", "aggregate",
+                              str(tmp_path / "nope.csv")],
+                             capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().splitlines() == [
+        f"skcrowd: error: {tmp_path / 'nope.csv'}: No such file or directory"]
+
+
 def test_demo_runs_as_a_command():
     # two sets keep CI quick; every set is the default
     result = subprocess.run(
@@ -139,6 +154,7 @@ def test_demo_runs_as_a_command():
 _WARM_UP_CHECK = """
 import sys
 from numba.core.registry import CPUDispatcher
+import skcrowd
 from skcrowd import cli
 
 def signatures():
