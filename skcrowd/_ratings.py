@@ -832,14 +832,12 @@ def encode_labels(labels, classes):
 
 def check_classes(classes):
     """Validate a user-given ``classes`` parameter; returns a sorted array."""
-    given = classes
     classes = np.asarray(classes)
     if classes.ndim != 1:
         # a nested list was flattened into one scale, silently
         raise ValueError(
-            f"classes must be a 1-D list of the labels of the scale; got "
-            f"{'a scalar' if classes.ndim == 0 else f'an array of shape {classes.shape}'}: "
-            f"{given!r}."
+            f"classes must be a 1-D list of the labels of the scale; got an array of "
+            f"shape {classes.shape}: {classes.tolist()!r}."
         )
     if len(classes) and np.any(_is_missing(classes)):
         raise ValueError(
@@ -847,7 +845,7 @@ def check_classes(classes):
             "Missing means not rated; list only the labels of the scale."
         )
     try:
-        classes = _as_label_array(classes, "classes")
+        classes = _as_label_array(classes, "them")
     except ValueError as error:
         raise ValueError(f"classes: {error}") from None
     try:

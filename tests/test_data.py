@@ -293,7 +293,7 @@ def test_inf_is_named_where_it_is():
     long = pd.DataFrame({"item": [0, 0, 1], "rater": [0, 1, 0], "label": [0.0, 1.0, np.inf]})
     with pytest.raises(ValueError, match="found inf among the ratings"):
         DawidSkene().fit(long)
-    with pytest.raises(ValueError, match="classes: .*found inf among classes"):
+    with pytest.raises(ValueError, match="classes: .*found inf among them"):
         DawidSkene(classes=[0, 1, np.inf]).fit(long.iloc[:2])
 
 
