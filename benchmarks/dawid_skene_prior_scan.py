@@ -16,6 +16,7 @@ Run from the repository root::
     python benchmarks/dawid_skene_prior_scan.py --only mace --seeds 3   # skcrowd's MACE
     python benchmarks/dawid_skene_prior_scan.py --only raters   # raters' accuracy on gold
     python benchmarks/dawid_skene_prior_scan.py --only evidence   # grid prior by the bound
+    python benchmarks/dawid_skene_prior_scan.py --only cv --seeds 3   # grid prior by held-out likelihood
 
 A prior is (c, w): ``prior_correct`` = c pseudo-answers on the diagonal of
 each confusion row and ``prior_wrong`` = w pseudo-answers in all, split
@@ -57,16 +58,24 @@ Dawid-Skene (q(theta) Dirichlet, E[log theta] in the E-step) whose rows are
 drawn from Dirichlet(s m_jk), m_jk = a_j e_k + (1 - a_j) xi_j the rater's
 own MACE row (knows the answer with probability a_j, else answers from
 xi_j), (a_j, xi_j) and optionally s fitted by the evidence lower bound.
+
+``cv`` chooses among the split priors of ``skcrowd.dawid_skene_prior_grid``
+by 5-fold held-out likelihood (GridSearchCV, items as samples) and reports
+the refitted choice's accuracy, on the shipped sets (three fold seeds) and
+on both simulated designs.
 """
 
 import argparse
 import itertools
 import warnings
+from time import perf_counter
 
 import numpy as np
 from scipy.special import digamma, gammaln, polygamma
 
-from skcrowd import MACE, DawidSkene, MajorityVote
+from sklearn.model_selection import GridSearchCV, KFold
+
+from skcrowd import MACE, DawidSkene, MajorityVote, dawid_skene_prior_grid
 from skcrowd.datasets import (
     load_bluebirds,
     load_dog,
@@ -818,6 +827,75 @@ def evidence():
     print("| rank correlation, bound vs accuracy | " + " | ".join(spearman) + " |")
 
 
+def cv_pick(ratings, truth, n_classes, fold_seed):
+    """The prior of :func:`skcrowd.dawid_skene_prior_grid` (its default
+    grid) with the highest 5-fold held-out log likelihood (``score``: items
+    as samples), refitted on all items: its (c, w) and its accuracy."""
+    search = GridSearchCV(DawidSkene(), dawid_skene_prior_grid(n_classes),
+                          cv=KFold(5, shuffle=True, random_state=fold_seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(ratings)
+        labels = np.asarray(search.best_estimator_.predict(ratings))
+    best = search.best_params_
+    prior = (best["prior_correct"], round(best["prior_wrong"] * (n_classes - 1), 6))
+    return prior, agreement(labels, truth)
+
+
+def cross_validated(seeds, classes=(2, 5, 8, 10)):
+    """The prior chosen by held-out likelihood (GridSearchCV over
+    ``dawid_skene_prior_grid``, 5 folds, fold seeds 0 .. seeds - 1) on the
+    shipped sets and on the first simulated design, against the default and
+    the best prior of this script's :data:`GRID`."""
+    data = gold_table("Prior of the grid chosen by 5-fold held-out likelihood "
+                      f"(GridSearchCV), fold seeds 0-{seeds - 1}: shipped sets", "prior")
+    rows = {"default": [], "best of grid": []}
+    rows.update({f"chosen, fold seed {s}": [] for s in range(seeds)})
+    rows["seconds: default fit / search"] = []
+    for d in data.values():
+        K = len(np.unique(d.ratings.label))
+        accuracies = [accuracy(model_for(p, K), d.ratings, d.gold) for p in GRID]
+        rows["default"].append(f"{accuracies[-1]:.4f}")
+        rows["best of grid"].append(f"{max(accuracies):.4f}")
+        for s in range(seeds):
+            start = perf_counter()
+            prior, acc = cv_pick(d.ratings, d.gold, K, s)
+            search_time = perf_counter() - start if s == 0 else search_time
+            rows[f"chosen, fold seed {s}"].append(f"{acc:.4f} {name(prior)}")
+        start = perf_counter()
+        accuracy(DawidSkene(), d.ratings, d.gold)
+        rows["seconds: default fit / search"].append(
+            f"{perf_counter() - start:.3f} / {search_time:.2f}")
+    for label, cells in rows.items():
+        print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+    designs = {
+        "rater accuracy uniform in (0.4, 0.9)": lambda K, per_item, seed: make_dawid_skene(
+            1000, 60, per_item, K, accuracy=(0.4, 0.9), random_state=seed),
+        "the weak crowd (chance to chance + 0.5, 30% spammers)": _weak_crowd,
+    }
+    for title, design in designs.items():
+        print(f"\n## Simulated, {title}; 1,000 items, 60 raters, mean over data seeds "
+              f"0-{seeds - 1}, fold seed 0")
+        print("| K | ratings/item | majority vote | best of grid | default | chosen by CV | "
+              "priors chosen |")
+        print("|---|---|---|---|---|---|---|")
+        for K, per_item in itertools.product(classes, (2, 3)):
+            mv, grid, chosen, picks = np.zeros(seeds), np.zeros((seeds, len(GRID))), \
+                np.zeros(seeds), []
+            for seed in range(seeds):
+                d = design(K, per_item, seed)
+                mv[seed] = accuracy(MajorityVote(), d.ratings, d.true_labels)
+                grid[seed] = grid_accuracies(d, K)
+                prior, chosen[seed] = cv_pick(d.ratings, d.true_labels, K, 0)
+                picks.append(name(prior))
+            mean = grid.mean(axis=0)
+            top = int(np.argmax(mean))
+            print(f"| {K} | {per_item} | {mv.mean():.4f} | {mean[top]:.4f} {name(GRID[top])} | "
+                  f"{mean[-1]:.4f} | {chosen.mean():.4f} "
+                  f"({100 * (chosen.mean() - mean[top]):+.1f}) | {', '.join(picks)} |",
+                  flush=True)
+
+
 def raters():
     """Each shipped set's raters against gold, grouped by how many of their
     ratings have gold: why a prior that trusts raters suits some sets and
@@ -879,6 +957,8 @@ def main(argv=None):
         raters()
     if "evidence" in only:
         evidence()
+    if "cv" in only:
+        cross_validated(args.seeds)
 
 
 if __name__ == "__main__":

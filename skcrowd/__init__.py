@@ -5,7 +5,7 @@ raters, and measure the raters and the items.
 """
 
 from ._baselines import MajorityVote, MeanRating, MedianRating
-from ._dawid_skene import DawidSkene
+from ._dawid_skene import DawidSkene, dawid_skene_prior_grid
 from ._glad import GLAD
 from ._mace import MACE
 from ._irt import IRT3PL, lattice, lattice_grid
@@ -25,6 +25,7 @@ __all__ = [
     "OrdinalMixture",
     "Ratings",
     "__version__",
+    "dawid_skene_prior_grid",
     "lattice",
     "lattice_grid",
 ]
