@@ -42,10 +42,12 @@ def dawid_skene_prior_grid(n_classes, correct=_GRID_CORRECT, wrong=_GRID_WRONG):
     ----------
     n_classes : int
         The number of classes K (at least 2) of the data the search runs on.
-    correct : sequence of float, default=(0.5, 1, 2, 4)
+    correct : float or sequence of float, default=(0.5, 1, 2, 4)
         The diagonal counts c to try, each >= 0.
-    wrong : sequence of float, default=(0.1, 0.5, 1, 2)
-        The wrong-answer totals w to try, each >= 0.
+    wrong : float or sequence of float, default=(0.1, 0.5, 1, 2)
+        The wrong-answer totals w to try, each >= 0 (the default has no 0:
+        with no pseudo-count on a cell a held-out rating can be impossible,
+        a score of -inf).
 
     Returns
     -------
