@@ -10,6 +10,7 @@ ORDER = [
     "plot_long_form.py",
     "plot_rater_diagnostics.py",
     "plot_model_selection.py",
+    "plot_many_classes.py",
     "plot_glad_abilities.py",
     "plot_ordinal_trec.py",
     "plot_ordinal_spam.py",
