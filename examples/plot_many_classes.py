@@ -80,7 +80,8 @@ for name, row in accuracy.items():
 # little behind the split prior on the other.  Over more data sets
 # (:ref:`dawid-skene-prior-cv`, three seeds) it picked the trusting prior
 # (4, 2) or MACE on such crowds and stayed within half a point of the best
-# DawidSkene prior, or above it.  It costs about a hundred fits.
+# DawidSkene prior, or above it.  It costs 86 fits (17 candidates x 5 folds
+# and the refit).
 fig, ax = plt.subplots(figsize=(7, 3.5))
 width = 0.8 / len(accuracy)
 for n, (name, row) in enumerate(accuracy.items()):

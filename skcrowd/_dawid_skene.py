@@ -36,7 +36,9 @@ def dawid_skene_prior_grid(n_classes, correct=_GRID_CORRECT, wrong=_GRID_WRONG):
     accuracy c / (c + w) is the same for any number of classes.  Choosing
     among them by held-out likelihood is the data-driven way to set
     DawidSkene's prior; :ref:`dawid-skene-prior-cv` has the measured
-    choices and why the default is not chosen this way.
+    choices and why the default is not chosen this way.  The split is for
+    ``confusion="full"``: with ``"one_coin"`` ``prior_wrong`` is the Beta
+    count of wrong answers, a total already, so search it directly.
 
     Parameters
     ----------
