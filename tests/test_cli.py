@@ -154,7 +154,6 @@ def test_demo_runs_as_a_command():
 _WARM_UP_CHECK = """
 import sys
 from numba.core.registry import CPUDispatcher
-import skcrowd
 from skcrowd import cli
 
 def signatures():
