@@ -4,7 +4,8 @@
     skcrowd raters ratings.csv --model dawid-skene
     skcrowd demo
 
-Input is a long-form CSV with one rating per row (column names set with
+Input is a long-form CSV with one rating per row (columns ``item, rater,
+label``, or crowd-kit's ``task, worker, label``; other names set with
 ``--item/--rater/--label``).  Progress goes to stderr.  ``aggregate``
 writes item, label, then ``probability`` (the posterior probability of
 that label) for the models that output a class, or ``std`` for those that
@@ -96,6 +97,12 @@ def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
                 f"skcrowd: {name} has more than one column named {repeated}; "
                 "rename them so that each of --item/--rater/--label names one column."
             )
+        if ((item, rater) == ("item", "rater") and not {"item", "rater"} & set(header)
+                and {"task", "worker"} <= set(header)):
+            # crowd-kit's column names, which Python's long-form rule also
+            # reads (doc/data.rst): a crowd-kit export needs no flags here
+            # either
+            item, rater = "task", "worker"
         absent = [c for c in (item, rater, label) if c not in header]
         if absent:
             raise SystemExit(
@@ -452,7 +459,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser():
-    parser = _Parser(prog="skcrowd", description=__doc__.split("\n")[0])
+    # the docstring's first line, without its reST markup (``skcrowd``)
+    parser = _Parser(prog="skcrowd", description=__doc__.split("\n")[0].replace("``", ""))
     parser.add_argument("--version", action="version", version=f"skcrowd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func, help_text in (
@@ -461,9 +469,12 @@ def build_parser():
     ):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("ratings", help="long-form CSV, one rating per row")
-        p.add_argument("--model", choices=sorted(MODELS), default="dawid-skene")
-        p.add_argument("--item", default="item", help="item column (default: item)")
-        p.add_argument("--rater", default="rater", help="rater column (default: rater)")
+        p.add_argument("--model", choices=sorted(MODELS), default="dawid-skene",
+                       help="the estimator (default: dawid-skene)")
+        p.add_argument("--item", default="item",
+                       help="item column (default: item, else crowd-kit's task)")
+        p.add_argument("--rater", default="rater",
+                       help="rater column (default: rater, else crowd-kit's worker)")
         p.add_argument("--label", default="label", help="label column (default: label)")
         p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
         p.add_argument("--output-format", choices=("csv", "parquet"), default="csv",
@@ -510,6 +521,16 @@ def _run(args):
             if not os.path.isdir(folder):
                 raise ValueError(f"cannot write {output}: there is no directory {folder}.")
         args.func(args)
+        sys.stdout.flush()  # a closed pipe is then an error here, not at exit
+    except BrokenPipeError:
+        # the reader of standard output went away (``skcrowd aggregate ... |
+        # head``): not a mistake to report; standard output goes to devnull so
+        # that Python's flush at exit does not print a traceback either
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (AttributeError, OSError, ValueError):
+            pass
+        return 1
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         _log(f"skcrowd: error: {where}{error.strerror or error}")

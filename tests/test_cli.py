@@ -51,6 +51,22 @@ def test_custom_column_names_and_a_clear_error(tmp_path):
         cli.main(["aggregate", str(path)])
 
 
+def test_crowd_kit_column_names_need_no_flags(tmp_path, capsys):
+    # a crowd-kit export (task,worker,label), which fit(df) reads as long
+    # form, was "has no column(s) ['item', 'rater']" on the command line
+    ratings = "1,a,0\n1,b,0\n1,c,1\n2,a,1\n2,b,1\n2,c,1\n3,a,0\n3,b,1\n3,c,0\n"
+    tables = []
+    for header in ("item,rater,label", "task,worker,label"):
+        path = tmp_path / f"{header[:4]}.csv"
+        path.write_text(header + "\n" + ratings)
+        assert cli.main(["aggregate", str(path), "--random-state", "0"]) == 0
+        tables.append(capsys.readouterr().out)
+    assert tables[0].startswith("item,label,probability") and tables[1] == tables[0]
+    # with a column named by a flag, the others are the flags' defaults
+    with pytest.raises(SystemExit, match=r"no column\(s\) \['id', 'rater'\]"):
+        cli.main(["aggregate", str(path), "--item", "id"])
+
+
 @pytest.mark.parametrize("row, missing", [(",a,1", "item"), ("2,,1", "rater"),
                                           (" , ,1", "item or rater")])
 def test_a_rating_without_an_item_or_rater_id_is_an_error(tmp_path, capsys, row,
@@ -131,6 +147,28 @@ def test_python_dash_m_skcrowd_is_the_command(tmp_path):
     assert missing.returncode == 1
     assert missing.stderr.strip().splitlines() == [
         f"skcrowd: error: {tmp_path / 'nope.csv'}: No such file or directory"]
+
+
+def test_a_closed_output_pipe_prints_no_error(rte_csv):
+    # "skcrowd aggregate ratings.csv | head" ended with "skcrowd: error:
+    # Broken pipe" on stderr, as if the input were wrong
+    proc = subprocess.Popen([sys.executable, "-m", "skcrowd", "aggregate", str(rte_csv)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader is gone before the table is written
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 1
+    lines = err.strip().splitlines()
+    assert [line.split()[0] for line in lines] == ["read", "fitted"], err
+
+
+def test_help_is_plain_text_and_names_the_default_model(capsys):
+    # the description showed the docstring's reST markup: "The ``skcrowd``
+    # command line", and --model had no help (its default unsaid)
+    with pytest.raises(SystemExit):
+        cli.main(["aggregate", "--help"])
+    text = capsys.readouterr().out
+    assert "``" not in cli.build_parser().description
+    assert "(default: dawid-skene)" in " ".join(text.split())
 
 
 def test_demo_runs_as_a_command():
