@@ -93,6 +93,24 @@ def _is_missing(values):
 _LABEL_TYPES = "numbers, booleans or strings"
 
 
+def _sequence_array(values):
+    """``np.asarray(values)``, except that a Python sequence mixing strings
+    with other values becomes an object array of the values as given.
+
+    NumPy turns ``[1, "x"]`` into ``["1", "x"]``: labels of mixed types then
+    pass as strings (instead of the error an object array gets), the ids
+    ``1`` and ``"1"`` become one item, and a list of (item, rater, label)
+    rows becomes a matrix of strings with an id for every class.
+    """
+    array = np.asarray(values)
+    if array.dtype.kind == "U" and not isinstance(values, np.ndarray):
+        objects = np.asarray(values, dtype=object)
+        if objects.shape == array.shape and not all(
+                isinstance(v, str) for v in objects.ravel().tolist()):
+            return objects
+    return array
+
+
 def _not_a_label(kind_name):
     return ValueError(
         f"Labels must be {_LABEL_TYPES}; got {kind_name}. Dates and times are "
@@ -319,9 +337,9 @@ class Ratings:
     """
 
     def __init__(self, item, rater, label, *, item_ids=None, rater_ids=None):
-        item = np.asarray(item)
-        rater = np.asarray(rater)
-        label = np.asarray(label)
+        item = _sequence_array(item)
+        rater = _sequence_array(rater)
+        label = _sequence_array(label)
         lengths = {"item": item.shape, "rater": rater.shape, "label": label.shape}
         if any(len(s) != 1 for s in lengths.values()):
             raise ValueError(
@@ -1005,8 +1023,18 @@ def to_ratings(estimator, X, *, reset):
                                            ratings.label.astype(dtype), ratings.item_ids,
                                            ratings.rater_ids)
         return ratings, form, _categories([X.iloc[:, j] for j in range(X.shape[1])])
+    if not (sp.issparse(X) or isinstance(X, np.ndarray)):
+        X = _sequence_array(X)  # nested lists: labels keep their types
     X = validate_data(estimator, X, reset=reset, **options)
-    return Ratings.from_matrix(X), form, None
+    try:
+        return Ratings.from_matrix(X), form, None
+    except ValueError as error:
+        if "mix strings" not in str(error):
+            raise
+        # mostly a list of (item, rater, label) rows: long form, not a matrix
+        raise ValueError(f"{error} (Read as an items x raters matrix.) " + HOW_TO_PASS
+                         + " A list of (item, rater, label) rows is long form: pass "
+                         "Ratings(item, rater, label).") from None
 
 
 def fit_classes(estimator, labels, scale=None):

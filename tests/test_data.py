@@ -130,6 +130,26 @@ def test_wide_frame_after_a_long_fit_must_name_the_raters_in_order():
         model.predict_proba(wide[["cat", "ann", "bob"]])
 
 
+def test_python_lists_that_mix_strings_and_numbers_are_not_read_as_strings():
+    # NumPy turns [25, "A2K5", 0] into strings: a list of (item, rater,
+    # label) rows was fitted, silently, as a 30 x 3 matrix with one class per
+    # id ("0", "1", "25", "A11GX90QFWDLMM", ...)
+    rows = list(load_rte().ratings.to_long().head(30).itertuples(index=False))
+    with pytest.raises(ValueError, match=r"mix strings.*Ratings\(item, rater, label\)"):
+        DawidSkene().fit(rows)
+    with pytest.raises(ValueError, match="mix strings"):
+        DawidSkene().fit([[1, "2"], [2, 2]])
+    # the same list given to Ratings: labels 1 and "x" were the strings "1", "x"
+    with pytest.raises(ValueError, match="mix strings"):
+        Ratings([1, 1, 2, 2], ["a", "b", "a", "b"], [1, "x", 1, 2])
+    # and the items 1 and "1" were one item
+    with pytest.raises(ValueError, match="item ids must all be of one type"):
+        Ratings([1, "1", 2, 2], ["a", "b", "a", "b"], [1, 2, 1, 2])
+    # lists of one type read as before
+    assert DawidSkene().fit([["a", "b"], ["a", "a"]]).classes_.tolist() == ["a", "b"]
+    assert Ratings(["i", "i"], ["a", "b"], ["x", "y"]).shape == (1, 2)
+
+
 def test_wide_frame_with_column_names_of_mixed_types_is_a_value_error():
     # scikit-learn's TypeError came through as it was
     wide = pd.DataFrame([[0, 1], [1, 1]], columns=["a", 1])
