@@ -11,7 +11,7 @@ averaged over queries.
 
 TREC 2010 is used with the paper's preprocessing (drop the "broken link"
 ratings, map 0/1/2 to 1/2/3: 91,783 ratings, 762 raters, 20,026 items, 100
-queries; gold for 3,277 items).  The web data set (5 levels) has no queries,
+queries; gold for 3,275 items).  The web data set (5 levels) has no queries,
 so only MSE and correlation there, and no ``"group"`` variant.
 
 .. note::
@@ -28,8 +28,8 @@ so only MSE and correlation there, and no ``"group"`` variant.
    majority vote                       0.8540  0.3177       0.8538
    mean                                0.6495  0.3591       0.8627
    median                              0.7463  0.3361       0.8539
-   Dawid–Skene                         0.8214  0.4103       0.8656
-   GLAD                                0.8351  0.1847       0.8236
+   Dawid–Skene                         0.8220  0.4102       0.8658
+   GLAD                                0.8348  0.1849       0.8236
    OrdinalMixture(difficulty=None)     0.6316  0.3893       0.8684
    OrdinalMixture(difficulty="group")  0.6223  0.4002       0.8688
    OrdinalMixture(difficulty="item")   0.6288  0.3920       0.8706
