@@ -29,6 +29,21 @@ def show(value):
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def _incomparable(what, given, known, where):
+    """The ValueError for ids that cannot be compared with the known ones
+    (``1`` against ``"1"``: mostly ids read as strings on one side, say
+    from a CSV, and as numbers on the other), naming one of each."""
+    def example(ids):
+        value = np.asarray(ids).ravel()[0]
+        plain = value.item() if isinstance(value, np.generic) else value
+        return f"{show(value)} ({type(plain).__name__})"
+
+    return ValueError(
+        f"{what} ids are not comparable with those {where}: {example(given)} against "
+        f"{example(known)}. Give the ids one type on both sides (for example as strings)."
+    )
+
+
 def check_positive_int(value, name, meaning):
     """``value`` if it is an integer >= 1 (bools excluded), else a
     ValueError naming ``name`` and what it counts (``meaning``)."""
@@ -702,7 +717,7 @@ def gold_per_item(y, item_ids):
             pos = np.minimum(np.searchsorted(item_ids[order], keys), max(len(item_ids) - 1, 0))
             found = item_ids[order][pos] == keys
         except TypeError:
-            raise ValueError("The item ids of y are not comparable with those of X.") from None
+            raise _incomparable("y's item", keys, item_ids, "of X") from None
         if not np.all(found):
             raise ValueError(
                 f"y has a label for item {show(keys[np.argmin(found)])}, which is not "
@@ -1126,7 +1141,7 @@ def map_raters(ratings, fitted_ids, model_name, unknown_raters="error"):
         pos = np.minimum(np.searchsorted(fitted[order], ids), max(len(fitted) - 1, 0))
         unknown = fitted[order][pos] != ids
     except TypeError:
-        raise ValueError("Rater ids are not comparable with those seen in fit.") from None
+        raise _incomparable("Rater", ids, fitted, "seen in fit") from None
     used = np.zeros(len(ids), dtype=bool)
     used[np.unique(ratings._rater)] = True
     codes = order[pos].astype(np.int32)

@@ -150,6 +150,18 @@ def test_python_lists_that_mix_strings_and_numbers_are_not_read_as_strings():
     assert Ratings(["i", "i"], ["a", "b"], ["x", "y"]).shape == (1, 2)
 
 
+def test_ids_of_another_type_are_named_with_their_types():
+    # a model fitted on integer ids, given the same ids as strings (a CSV
+    # read as text): "Rater ids are not comparable with those seen in fit.",
+    # with no id and no type to go on
+    long = load_dog().ratings.to_long()
+    model = DawidSkene().fit(long)
+    with pytest.raises(ValueError, match=r"Rater ids .* '1' \(str\) against 1 \(int\)"):
+        model.predict(long.astype({"rater": str}))
+    with pytest.raises(ValueError, match=r"y's item ids .* 1 \(int\) against '1' \(str\)"):
+        DawidSkene().fit(long.astype({"item": str}), {1: 0})
+
+
 def test_wide_frame_with_column_names_of_mixed_types_is_a_value_error():
     # scikit-learn's TypeError came through as it was
     wide = pd.DataFrame([[0, 1], [1, 1]], columns=["a", 1])
