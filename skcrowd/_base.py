@@ -523,7 +523,10 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         if self._prediction_name == "label":
             table["probability"] = proba.max(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            table["entropy"] = -np.sum(np.where(proba > 0, proba * np.log(proba), 0.0), axis=1)
+            # 0.0 - : a sure item's entropy prints as 0.0, not -0.0
+            # (as skcrowd.metrics.posterior_entropy)
+            table["entropy"] = 0.0 - np.sum(np.where(proba > 0, proba * np.log(proba), 0.0),
+                                            axis=1)
         loglik = model._score_items(data, **params)
         loglik[data.ratings_per_item == 0] = 0.0
         table["log_likelihood"] = loglik

@@ -211,6 +211,19 @@ def test_item_table_columns_per_model(crowd, binary_models):
                                        model.item_difficulty_, rtol=1e-4)
 
 
+def test_a_sure_items_entropy_is_not_negative_zero():
+    # MeanRating's item_table on web printed "entropy -0.0" for every item
+    # whose ratings agree
+    from skcrowd import MeanRating
+
+    X = np.array([[1, 1, 1], [2, 2, np.nan], [1, 2, 2]])
+    for model in (MeanRating(), MajorityVote()):
+        entropy = model.fit(X).item_table(X)["entropy"].to_numpy()
+        assert entropy[0] == 0 and not np.signbit(entropy[0]), entropy
+        assert not np.any(np.signbit(entropy))
+        assert "-0.0" not in model.item_table(X).to_string()
+
+
 def test_mean_rating_std_is_the_standard_error():
     from skcrowd import MeanRating
 
