@@ -87,7 +87,10 @@ def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
     try:
         # csv.reader and three lists, not a dict per row: a million rows in
         # 0.4 s instead of 3.2 s (DictReader, then arrays from the row tuples)
-        reader = csv.reader(f)
+        # skipinitialspace: "photo1, ann, cat" (a space after each comma, as
+        # people type a CSV) has the label "cat", not a class " cat" beside
+        # the "cat" of rows without the space
+        reader = csv.reader(f, skipinitialspace=True)
         header = next(reader, None)
         if header is None:
             raise SystemExit(f"skcrowd: {name} is empty: no header row, no ratings.")
@@ -223,8 +226,11 @@ def _read_gold(path, ratings, missing=MISSING_MARKERS):
     a label in ``missing`` is not known; items without ratings are reported
     and left out."""
     try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
+        # read as the ratings file is: with or without a byte-order mark
+        # (Excel's "CSV UTF-8", whose first column was '\ufeffitem'), spaces
+        # after the commas skipped
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            reader = csv.DictReader(f, skipinitialspace=True)
             if not {"item", "label"} <= set(reader.fieldnames or []):
                 raise SystemExit(f"skcrowd: gold file {path} needs columns item,label; it "
                                  f"has {reader.fieldnames}.")

@@ -149,6 +149,36 @@ def test_python_dash_m_skcrowd_is_the_command(tmp_path):
         f"skcrowd: error: {tmp_path / 'nope.csv'}: No such file or directory"]
 
 
+def test_spaces_after_the_commas_are_not_part_of_the_values(tmp_path, capsys):
+    # "photo2, bob, dog" beside "photo2,cy,dog": the classes " dog" and "dog"
+    # (columns p_ dog and p_dog), silently; a header "item, rater, label"
+    # had no column "rater"
+    rows = ["photo1,ann,cat", "photo1,bob,cat", "photo2,ann,dog", "photo2,bob,dog"]
+    tables = []
+    for sep in (",", ", "):
+        path = tmp_path / "r.csv"
+        path.write_text("\n".join(r.replace(",", sep) for r in ["item,rater,label"] + rows)
+                        + "\n")
+        assert cli.main(["aggregate", str(path), "--model", "majority-vote"]) == 0
+        tables.append(capsys.readouterr().out)
+    assert tables[0].splitlines()[0] == "item,label,probability,p_cat,p_dog"
+    assert tables[1] == tables[0]
+
+
+def test_a_gold_file_with_a_byte_order_mark(tmp_path, capsys):
+    # Excel's "CSV UTF-8": 'gold file ... needs columns item,label; it has
+    # ['\ufeffitem', 'label']', although the ratings file may have the mark
+    ratings = tmp_path / "r.csv"
+    ratings.write_text("item,rater,label\n1,a,x\n1,b,y\n2,a,y\n2,b,y\n")
+    gold = tmp_path / "gold.csv"
+    gold.write_bytes("item,label\n1,x\n".encode("utf-8-sig"))
+    assert cli.main(["aggregate", str(ratings), "--model", "majority-vote",
+                     "--gold", str(gold)]) == 0
+    out = capsys.readouterr()
+    assert "with 1 gold items" in out.err
+    assert out.out.splitlines()[1].startswith("1,x,1")
+
+
 def test_a_closed_output_pipe_prints_no_error(rte_csv):
     # "skcrowd aggregate ratings.csv | head" ended with "skcrowd: error:
     # Broken pipe" on stderr, as if the input were wrong
