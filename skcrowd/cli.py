@@ -222,7 +222,8 @@ def _missing_markers(args):
 
 
 def _read_gold(path, ratings, missing=MISSING_MARKERS):
-    """``--gold FILE``: known labels (columns item, label) keyed by item id;
+    """``--gold FILE``: known labels (columns item, label, or crowd-kit's
+    task, label) keyed by item id;
     a label in ``missing`` is not known; items without ratings are reported
     and left out."""
     try:
@@ -231,10 +232,13 @@ def _read_gold(path, ratings, missing=MISSING_MARKERS):
         # after the commas skipped
         with open(path, encoding="utf-8-sig", newline="") as f:
             reader = csv.DictReader(f, skipinitialspace=True)
-            if not {"item", "label"} <= set(reader.fieldnames or []):
-                raise SystemExit(f"skcrowd: gold file {path} needs columns item,label; it "
-                                 f"has {reader.fieldnames}.")
-            rows = [(r["item"], r["label"]) for r in reader
+            columns = set(reader.fieldnames or [])
+            # crowd-kit's name for the item column, as in the ratings file
+            item = "task" if "item" not in columns and "task" in columns else "item"
+            if not {item, "label"} <= columns:
+                raise SystemExit(f"skcrowd: gold file {path} needs columns item,label (or "
+                                 f"task,label); it has {reader.fieldnames}.")
+            rows = [(r[item], r["label"]) for r in reader
                     if r["label"] is not None and r["label"].strip() not in missing]
     except OSError as error:
         raise SystemExit(f"skcrowd: cannot read gold file {path}: {error.strerror}.") from None
@@ -500,7 +504,8 @@ def build_parser():
                             "cell always is; --missing '' for empty cells only)")
         if name == "aggregate":
             p.add_argument("--gold", metavar="FILE",
-                           help="CSV of known labels (columns item,label): clamped in the fit")
+                           help="CSV of known labels (columns item,label or task,label): "
+                                "clamped in the fit")
         p.set_defaults(func=func)
     p = sub.add_parser("demo", help="compare the models on shipped data sets")
     p.add_argument("--sets", default=",".join(DEMO_SETS),

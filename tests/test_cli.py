@@ -62,6 +62,12 @@ def test_crowd_kit_column_names_need_no_flags(tmp_path, capsys):
         assert cli.main(["aggregate", str(path), "--random-state", "0"]) == 0
         tables.append(capsys.readouterr().out)
     assert tables[0].startswith("item,label,probability") and tables[1] == tables[0]
+    # and its gold file: task,label (it needed item,label)
+    gold = tmp_path / "gold.csv"
+    gold.write_text("task,label\n3,1\n")
+    assert cli.main(["aggregate", str(path), "--gold", str(gold)]) == 0
+    out = capsys.readouterr()
+    assert "with 1 gold items" in out.err and "\n3,1,1," in out.out
     # with a column named by a flag, the others are the flags' defaults
     with pytest.raises(SystemExit, match=r"no column\(s\) \['id', 'rater'\]"):
         cli.main(["aggregate", str(path), "--item", "id"])
