@@ -300,7 +300,10 @@ def _write(columns, path, output_format="csv"):
 
     out = open(path, "w", newline="") if path and path != "-" else sys.stdout
     try:
-        writer = csv.writer(out)
+        # "\n", not the csv module's "\r\n": lines ended in a stray \r for
+        # cut, awk and diff, and on Windows standard output (text mode) in
+        # "\r\r\n"
+        writer = csv.writer(out, lineterminator="\n")
         writer.writerow(list(columns))
         writer.writerows(zip(*(column(v) for v in columns.values())))
     finally:

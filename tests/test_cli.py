@@ -32,6 +32,18 @@ def test_aggregate_writes_one_row_per_item(rte_csv, tmp_path):
     np.testing.assert_allclose(p.sum(axis=1), 1, atol=1e-5)
 
 
+@pytest.mark.parametrize("command", ["aggregate", "raters"])
+def test_output_lines_end_in_a_newline_only(tmp_path, command):
+    # the csv module's default "\r\n": every line ended in a stray \r on
+    # Linux (seen by cut, awk and diff)
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\n1,a,x\n1,b,y\n2,a,y\n2,b,y\n")
+    out = tmp_path / "out.csv"
+    assert cli.main([command, str(path), "--model", "majority-vote", "-o", str(out)]) == 0
+    data = out.read_bytes()
+    assert b"\r" not in data and data.count(b"\n") == 3  # a header and two items or raters
+
+
 def test_raters_table(rte_csv, capsys):
     cli.main(["raters", str(rte_csv), "--model", "dawid-skene"])
     lines = capsys.readouterr().out.strip().splitlines()
