@@ -413,7 +413,9 @@ class Ratings:
         df : pandas.DataFrame or mapping of str to array-like
             One row per rating.
         item, rater, label : str, default="item", "rater", "label"
-            Column names.
+            Column names.  With the defaults, a table with crowd-kit's
+            ``task, worker, label`` and neither ``item`` nor ``rater`` is
+            read by those names, as the estimators read it.
         **kwargs
             ``item_ids`` and ``rater_ids``, passed to :class:`Ratings`.
 
@@ -431,9 +433,20 @@ class Ratings:
         >>> R.shape, R.n_ratings
         ((2, 2), 2)
         """
+        names = list(df.columns) if is_dataframe(df) else list(df)
+        if ((item, rater, label) == LONG_CONVENTIONS[0] and "item" not in names
+                and "rater" not in names and set(LONG_CONVENTIONS[1]) <= set(names)):
+            # crowd-kit's task/worker/label, which fit(df) reads as long form
+            item, rater, label = LONG_CONVENTIONS[1]
         missing = [c for c in (item, rater, label) if c not in df]
         if missing:
-            raise ValueError(f"Columns {missing} are not in the table.")
+            more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+            raise ValueError(
+                f"Columns {missing} are not in the table; it has {names[:10]}{more}. "
+                "Name the columns with Ratings.from_long(df, item=..., rater=..., "
+                "label=...); an items x raters table is a matrix (Ratings.from_matrix, "
+                "or pass it to the estimator as it is)."
+            )
         if is_dataframe(df) and not kwargs:
             encoded = [_frame_id_codes(df[c], what)
                        for c, what in ((item, "item"), (rater, "rater"))]

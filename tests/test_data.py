@@ -162,6 +162,25 @@ def test_ids_of_another_type_are_named_with_their_types():
         DawidSkene().fit(long.astype({"item": str}), {1: 0})
 
 
+def test_from_long_reads_crowd_kit_names_and_names_the_columns_it_has():
+    # Ratings.from_long(df) on a task/worker/label frame, which fit(df) reads
+    # (and which doc/data.rst says to wrap for cross-validation), was
+    # "Columns ['item', 'rater'] are not in the table."
+    long = load_rte().ratings.to_long()
+    crowd_kit = long.rename(columns={"item": "task", "rater": "worker"})
+    R, expected = Ratings.from_long(crowd_kit), Ratings.from_long(long)
+    np.testing.assert_array_equal(R.item_ids, expected.item_ids)
+    np.testing.assert_array_equal(R.rater_ids, expected.rater_ids)
+    np.testing.assert_array_equal(R.label, expected.label)
+    # a wrong name says which columns there are
+    with pytest.raises(ValueError, match=r"\['itm'\] are not in the table; it has "
+                                         r"\['item', 'rater', 'label'\]"):
+        Ratings.from_long(long, item="itm")
+    wide = long.pivot(index="item", columns="rater", values="label")
+    with pytest.raises(ValueError, match="and 154 more.*items x raters table is a matrix"):
+        Ratings.from_long(wide)
+
+
 def test_wide_frame_with_column_names_of_mixed_types_is_a_value_error():
     # scikit-learn's TypeError came through as it was
     wide = pd.DataFrame([[0, 1], [1, 1]], columns=["a", 1])
