@@ -270,6 +270,18 @@ def _fit(args):
     return ratings, model
 
 
+def _class_text(value):
+    """A class as the output writes it, in the label column and in the
+    ``p_<class>`` and ``recall_<class>`` headers alike: a number read as a
+    float in 6 significant digits when that is exact (``1.0`` -> ``1``, as
+    the probabilities), else in full (``1234567.5``, not ``1.23457e+06``:
+    a label is a name and is never rounded)."""
+    if isinstance(value, (float, np.floating)):
+        short = f"{value:.6g}"
+        return short if float(short) == value else repr(float(value))
+    return value
+
+
 def _write(columns, path, output_format="csv"):
     """Write a table given as a dict of equal-length columns: CSV (numbers
     with 6 significant digits) or Parquet (typed columns; needs pyarrow)."""
@@ -336,8 +348,11 @@ def cmd_aggregate(args):
         proba[rows_known] = 0.0
         proba[rows_known, codes] = 1.0
     name, values = _uncertainty(model, ratings, proba)
+    if model._prediction_name == "label" and args.output_format == "csv":
+        # a class, as its p_<class> column names it (Parquet keeps the type)
+        labels = np.array([_class_text(c) for c in np.asarray(labels).tolist()], dtype=object)
     columns = {"item": ratings.item_ids, "label": labels, name: values}
-    columns.update({f"p_{c}": proba[:, k] for k, c in enumerate(model.classes_)})
+    columns.update({f"p_{_class_text(c)}": proba[:, k] for k, c in enumerate(model.classes_)})
     _write(columns, args.output, args.output_format)
     if args.output and args.output != "-":
         _log(f"wrote {len(labels)} items to {args.output}")
@@ -346,8 +361,9 @@ def cmd_aggregate(args):
 def cmd_raters(args):
     """The model's rater table (``rater_table()``), written without pandas."""
     ratings, model = _fit(args)
+    per_class = {f"recall_{c}": f"recall_{_class_text(c)}" for c in model.classes_.tolist()}
     columns = {"rater": model.rater_ids_, "n_ratings": model._rater_counts,
-               **model._rater_diagnostics()}
+               **{per_class.get(k, k): v for k, v in model._rater_diagnostics().items()}}
     _write(columns, args.output, args.output_format)
 
 
@@ -404,6 +420,10 @@ def _warm_up(names):
 
 def _demo_fit(name, ratings):
     model = MODELS[name]()
+    if "random_state" in model.get_params():
+        # the models with random restarts (MACE, IRT3PL, OrdinalMixture):
+        # seeded, so that every run prints the same numbers (the README's)
+        model.set_params(random_state=0)
     start = perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -10,6 +10,7 @@ import pytest
 
 import skcrowd
 from skcrowd import cli
+from skcrowd.datasets import make_ordinal
 from skcrowd.datasets._loaders import resources
 
 
@@ -438,3 +439,30 @@ def test_a_missing_gold_label_is_not_known(tmp_path, capsys):
     rows = list(csv.DictReader(captured.out.splitlines()))
     assert rows[1]["label"] == "2" and float(rows[1]["probability"]) == 1.0
     assert float(rows[0]["probability"]) < 1.0
+
+
+def test_float_labels_are_written_as_their_column_names(tmp_path):
+    # labels read as floats (a pandas export of integer labels with missing
+    # values writes 1.0, 2.0) were written '1' in the label column but named
+    # 'p_1.0' in the header, and a label of more than 6 digits was rounded
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\na,x,1.0\na,y,1.0\nb,x,2.0\nb,y,2.0\n"
+                    "c,x,1234567.5\nc,y,1234567.5\n")
+    out = tmp_path / "out.csv"
+    assert cli.main(["aggregate", str(path), "--model", "majority-vote", "-o", str(out)]) == 0
+    header, *rows = out.read_text().splitlines()
+    assert header == "item,label,probability,p_1,p_2,p_1234567.5"
+    assert [row.split(",")[1] for row in rows] == ["1", "2", "1234567.5"]
+    raters = tmp_path / "raters.csv"
+    assert cli.main(["raters", str(path), "--model", "dawid-skene", "-o", str(raters)]) == 0
+    assert raters.read_text().splitlines()[0].endswith("recall_1,recall_2,recall_1234567.5")
+
+
+def test_demo_fits_are_the_same_on_every_run():
+    # the demo's models with random restarts were unseeded: its MACE and
+    # OrdinalMixture numbers changed from one run to the next
+    ratings = make_ordinal(n_items=150, n_raters=8, ratings_per_item=4, random_state=1).ratings
+    for name in ("ordinal", "mace"):
+        first, _ = cli._demo_fit(name, ratings)
+        second, _ = cli._demo_fit(name, ratings)
+        assert np.array_equal(first, second)
