@@ -19,6 +19,15 @@ difference of the fitted parameters, whether the predicted labels are
 identical, and the wall time of each fit (numba compiled beforehand).
 ``--step-max0`` repeats the accelerated fit with other first caps on the
 SQUAREM step length (the loop's ``_step_max0``, 1 for every model).
+
+``--trace`` (with ``--tol tight``) prints, per model and data set, how far
+below the optimum each kept state of the plain and the accelerated fit is
+(the optimum: a plain fit to ``tol=1e-15``), and after how many passes the
+accelerated fit first reaches the plain fit's final objective (refits with
+``max_iter=n``, which are deterministic)::
+
+    PYTHONPATH=. python benchmarks/bench_acceleration.py --models DawidSkene \
+        --tol tight --sets dog,rte --trace
 """
 
 import argparse
@@ -118,6 +127,32 @@ def run(models, tols, max_iter, only_sets=None, step_max0s=(None,)):
                           flush=True)
 
 
+def trace(models, only_sets=None):
+    """Gaps to the optimum, kept state by kept state (see the module text)."""
+    for name in models:
+        make, sets, tight, _ = MODELS[name]
+        for data_name in sets:
+            if only_sets and data_name not in only_sets:
+                continue
+            ratings = _load(data_name, name)
+            optimum = _fit(make, ratings, accelerate=False, tol=1e-15, max_iter=20000)[0]
+            print(f"{name} on {data_name}, tol={tight:g}: gap to the optimum "
+                  f"({optimum.lower_bound_:.12g}, {optimum.n_iter_} plain passes at tol=1e-15)")
+            fits = {}
+            for accelerate in (False, True):
+                model = _fit(make, ratings, accelerate=accelerate, tol=tight, max_iter=20000)[0]
+                fits[accelerate] = model
+                gaps = optimum.lower_bound_ - np.asarray(model.objective_history_)
+                print(f"  {'accelerated' if accelerate else 'plain':>11} "
+                      f"({model.n_iter_} passes): " + " ".join(f"{g:.1e}" for g in gaps))
+            target = fits[False].lower_bound_
+            reach = next((n for n in range(1, fits[True].n_iter_ + 1)
+                          if _fit(make, ratings, accelerate=True, tol=tight,
+                                  max_iter=n)[0].lower_bound_ >= target), None)
+            print(f"  the accelerated fit reaches the plain fit's final objective after "
+                  f"{reach} passes (plain: {fits[False].n_iter_})", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="DawidSkene,GLAD,IRT3PL,MACE,OrdinalMixture")
@@ -126,7 +161,13 @@ def main():
     parser.add_argument("--sets", default=None, help="only these data sets, e.g. caries,dog")
     parser.add_argument("--step-max0", default=None,
                         help="first caps on the step length to compare, e.g. 1,4,16")
+    parser.add_argument("--trace", action="store_true",
+                        help="gaps to the optimum per kept state, at the tight tol")
     args = parser.parse_args()
+    if args.trace:
+        _warm_up()
+        trace(args.models.split(","), args.sets.split(",") if args.sets else None)
+        return
     tols = ("default", "tight") if args.tol == "both" else (args.tol,)
     caps = ((None,) if args.step_max0 is None
             else tuple(float(c) for c in args.step_max0.split(",")))
