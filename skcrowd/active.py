@@ -25,8 +25,10 @@ import numpy as np
 from scipy.special import xlogy
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn.utils._set_output import _get_output_config
+
 from ._base import CrowdEstimator
-from ._ratings import Ratings
+from ._ratings import Ratings, _item_name, input_form, long_columns, loaded_pandas
 
 __all__ = ["expected_information_gain", "information_gain_ranking", "uncertainty_ranking"]
 
@@ -36,9 +38,14 @@ def _entropy(proba):
 
 
 def _as_ratings(model, X):
-    if isinstance(X, Ratings):
+    form = input_form(X)
+    if form == "ratings":
         return X
-    if hasattr(X, "iloc") and hasattr(X, "columns"):
+    if form == "long":
+        # a long table's rows are ratings: read as the models read it (as a
+        # wide matrix, its columns 'item', 'rater', 'label' became raters)
+        return Ratings.from_long(X, *long_columns(X.columns))
+    if form == "wide":
         return Ratings.from_matrix(X.to_numpy(), rater_ids=np.asarray(X.columns),
                                    item_ids=np.asarray(X.index))
     return Ratings.from_matrix(X, rater_ids=np.asarray(model.rater_ids_))
@@ -74,6 +81,27 @@ def _pools(raters, n_items, fitted):
     return pools
 
 
+def _by_item_id(model, X, item_ids, values, name):
+    """Per-item ``values`` as the models return per-item results for ``X``:
+    a Series indexed by item id for a long table (whose rows are ratings, so
+    positions in the sorted ids would be hidden knowledge) or with
+    ``set_output(transform="pandas")``; else the array."""
+    form = input_form(X)
+    if form != "long" and _get_output_config("transform", model)["dense"] != "pandas":
+        return values
+    pd = loaded_pandas()
+    index = (pd.RangeIndex(len(values)) if form == "matrix"
+             else pd.Index(item_ids, name=_item_name(X, form)))
+    return pd.Series(values, index=index, name=name)
+
+
+def _ranked(gain):
+    """Best candidate first: positions for an array, item ids (the index,
+    in rank order) for a Series."""
+    order = np.argsort(-np.asarray(gain), kind="stable")
+    return gain.index.to_numpy()[order] if hasattr(gain, "index") else order
+
+
 def _check(model):
     if not isinstance(model, CrowdEstimator):
         raise ValueError(f"model must be a fitted skcrowd estimator; got {type(model).__name__}.")
@@ -92,7 +120,9 @@ def uncertainty_ranking(model, X):
     -------
     order : ndarray of shape (n_items,)
         Item positions (rows of ``X``), best candidate first; ties keep row
-        order.
+        order.  The item ids instead when ``model`` returns pandas results
+        for ``X`` (a long-form DataFrame, whose rows are ratings, or
+        ``set_output(transform="pandas")``).
 
     Examples
     --------
@@ -104,7 +134,11 @@ def uncertainty_ranking(model, X):
     np.int64(1)
     """
     _check(model)
-    return np.argsort(-_entropy(np.asarray(model.predict_proba(X))), kind="stable")
+    proba = model.predict_proba(X)
+    entropy = _entropy(np.asarray(proba))
+    if hasattr(proba, "index"):  # pandas results: indexed by item id
+        entropy = loaded_pandas().Series(entropy, index=proba.index)
+    return _ranked(entropy)
 
 
 def expected_information_gain(model, X, raters=None, weights=None):
@@ -125,8 +159,12 @@ def expected_information_gain(model, X, raters=None, weights=None):
 
     Returns
     -------
-    gain : ndarray of shape (n_items,)
-        0 for an item whose pool is empty.
+    gain : ndarray of shape (n_items,) or Series
+        0 for an item whose pool is empty.  A Series named
+        ``information_gain`` indexed by item id when ``model`` returns
+        pandas results for ``X`` (long-form input or
+        ``set_output(transform="pandas")``), as
+        :func:`~skcrowd.metrics.posterior_entropy`.
 
     Examples
     --------
@@ -158,7 +196,7 @@ def expected_information_gain(model, X, raters=None, weights=None):
     sizes = np.array([len(p) for p in pools], dtype=np.int64) * K
     owner = np.repeat(np.arange(n_items), sizes)
     if len(owner) == 0:
-        return np.zeros(n_items)
+        return _by_item_id(model, X, R.item_ids, np.zeros(n_items), "information_gain")
     hyp_rater = np.concatenate([np.repeat(p, K) for p in pools])
     hyp_label = np.concatenate([np.tile(classes, len(p)) for p in pools])
     counts = np.diff(R._item_ptr)
@@ -169,8 +207,11 @@ def expected_information_gain(model, X, raters=None, weights=None):
     rater = np.concatenate([R.rater[take], hyp_rater])
     label = np.concatenate([R.label[take], hyp_label])
     order = np.argsort(item, kind="stable")
+    # raters of X the model has not seen (unknown_raters="prior") are raters
+    # of the hypotheses too; the model scores them with its population rater
+    new = R.rater_ids[~np.isin(R.rater_ids, fitted)]
     H = Ratings(item[order], rater[order], label[order], item_ids=np.arange(len(owner)),
-                rater_ids=fitted)
+                rater_ids=np.concatenate([fitted, new]) if len(new) else fitted)
     proba = np.asarray(model.predict_proba(H))
     predictive = np.exp(np.asarray(model.score_samples(H)) - base_score[owner])
     after = _entropy(proba)
@@ -187,7 +228,7 @@ def expected_information_gain(model, X, raters=None, weights=None):
     expected_after = np.bincount(pair_owner, weights=pair_weight * expected, minlength=n_items)
     gain = _entropy(base_proba) - expected_after
     gain[sizes == 0] = 0.0
-    return np.maximum(gain, 0.0)
+    return _by_item_id(model, X, R.item_ids, np.maximum(gain, 0.0), "information_gain")
 
 
 def information_gain_ranking(model, X, raters=None, weights=None):
@@ -196,7 +237,8 @@ def information_gain_ranking(model, X, raters=None, weights=None):
     Returns
     -------
     order : ndarray of shape (n_items,)
-        Item positions, best candidate first.
+        Item positions, best candidate first (item ids for long-form input
+        or pandas output, as :func:`uncertainty_ranking`).
 
     Examples
     --------
@@ -207,5 +249,4 @@ def information_gain_ranking(model, X, raters=None, weights=None):
     >>> information_gain_ranking(DawidSkene().fit(X), X)[0]
     np.int64(1)
     """
-    gain = expected_information_gain(model, X, raters=raters, weights=weights)
-    return np.argsort(-gain, kind="stable")
+    return _ranked(expected_information_gain(model, X, raters=raters, weights=weights))

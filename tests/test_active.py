@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from skcrowd import DawidSkene
-from skcrowd.active import expected_information_gain, information_gain_ranking
+from skcrowd.active import expected_information_gain, information_gain_ranking, \
+    uncertainty_ranking
 
 X = np.array([[0, 1, 1], [1, 1, np.nan], [0, 0, 0], [1, np.nan, 1]], dtype=float)
 
@@ -49,3 +50,50 @@ def test_no_items_is_no_gain():
     # TypeError: Cannot cast array data from dtype('float64') to dtype('int64')
     model = DawidSkene().fit(X)
     assert expected_information_gain(model, X[:0]).shape == (0,)
+
+
+def test_long_frame_is_read_as_long_form_and_results_carry_item_ids():
+    # A long table (item, rater, label) was read as a wide matrix of three
+    # raters called 'item', 'rater', 'label': "ValueError: Labels mix strings
+    # with other types", and uncertainty_ranking returned positions in the
+    # sorted ids, which the rows of a long table are not.
+    pd = pytest.importorskip("pandas")
+    from skcrowd import Ratings
+
+    rows = [(f"q{i}" + "x" * (i % 3), f"w{j}", int(v)) for i, row in enumerate(X)
+            for j, v in enumerate(row) if not np.isnan(v)]
+    long = pd.DataFrame(rows, columns=["item", "rater", "label"]).sample(frac=1, random_state=0)
+    R = Ratings.from_long(long)
+    model = DawidSkene().fit(long)
+    gain = expected_information_gain(model, long)
+    assert isinstance(gain, pd.Series) and gain.index.name == "item"
+    assert gain.index.tolist() == R.item_ids.tolist()
+    np.testing.assert_array_equal(gain.to_numpy(), expected_information_gain(model, R))
+    by_id = information_gain_ranking(model, long)
+    np.testing.assert_array_equal(by_id, R.item_ids[information_gain_ranking(model, R)])
+    by_id = uncertainty_ranking(model, long)
+    np.testing.assert_array_equal(by_id, R.item_ids[uncertainty_ranking(model, R)])
+    # crowd-kit's column names too
+    crowd_kit = long.rename(columns={"item": "task", "rater": "worker"})
+    gain = expected_information_gain(model, crowd_kit)
+    assert gain.index.name == "task" and gain.index.tolist() == R.item_ids.tolist()
+
+
+def test_new_raters_are_scored_with_the_population_under_unknown_raters_prior():
+    # With unknown_raters="prior", predict_proba takes a batch with raters the
+    # model has not seen, but the gain failed: "ValueError: rater 2 is not
+    # among the given rater_ids" (the hypotheses were built on fitted ids only).
+    from skcrowd import GLAD, Ratings
+
+    R = Ratings.from_matrix(X)
+    old = R.rater != 2
+    without_new = Ratings(R.item[old], R.rater[old], R.label[old])
+    fitted = GLAD(unknown_raters="prior").fit(without_new)
+    assert 2 not in fitted.rater_ids_.tolist()
+    gain = expected_information_gain(fitted, R)
+    assert gain.shape == (4,) and np.all(np.isfinite(gain)) and np.all(gain >= 0)
+    # the new rater's ratings count, as predict_proba counts them
+    assert not np.allclose(gain, expected_information_gain(fitted, without_new))
+    # without the option, the model's own error naming the rater
+    with pytest.raises(ValueError, match="Rater 2 was not seen in fit"):
+        expected_information_gain(GLAD().fit(without_new), R)
