@@ -657,7 +657,7 @@ def _missing_any(values):
     return _is_missing(values)
 
 
-def gold_per_item(y, item_ids):
+def gold_per_item(y, item_ids, *, ids_are_rows=False):
     """The known true labels ``y`` of a fit, as (item positions, labels).
 
     ``y`` is either one entry per item in row order (array-like; missing
@@ -666,8 +666,17 @@ def gold_per_item(y, item_ids):
     key that is not an item of ``X`` is an error: it is almost always an id
     of another type (``1`` vs ``"1"``), and silently dropping it would fit
     without the gold the user meant to give.
+
+    ``ids_are_rows``: ``X`` is a matrix (array or sparse), whose items are
+    its rows and have no ids.  A Series is then one entry per row, in order,
+    as scikit-learn reads ``y``: its index is whatever the user's table
+    had (rows of ``df.sort_values(...)``, a cross-validation fold), and
+    reading it as row numbers clamped gold on other items.  A mapping stays
+    keyed by row number (it is explicit).
     """
     item_ids = np.asarray(item_ids)
+    if ids_are_rows and not isinstance(y, Mapping) and hasattr(y, "to_numpy"):
+        y = y.to_numpy(dtype=object) if getattr(y, "ndim", 1) == 1 else y.to_numpy()
     if isinstance(y, Mapping) or hasattr(y, "index") and hasattr(y, "to_numpy"):
         if isinstance(y, Mapping):
             keys, values = list(y.keys()), list(y.values())
