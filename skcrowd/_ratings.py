@@ -1189,8 +1189,11 @@ def _item_name(X, form):
 def per_item(values, data, what):
     """Per-item ``values`` in the row order of ``data``: a pandas Series is
     aligned by item id (every item of ``data`` must be in its index); any
-    other array-like is taken in row order, as given."""
-    return aligned_by_id(values, data.item_ids, what)
+    other array-like is taken in row order, as given.  A matrix's items are
+    its rows and have no ids: a Series is then in row order too, whatever
+    its index (keyed as row numbers, a reordered table's column gave items
+    other items' values)."""
+    return aligned_by_id(values, None if data.form == "matrix" else data.item_ids, what)
 
 
 def aligned_by_id(values, ids, what):

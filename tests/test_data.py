@@ -334,6 +334,27 @@ def test_groups_series_is_aligned_by_item_id():
         OrdinalMixture(**params).fit(long, groups=shuffled.iloc[1:])
 
 
+
+def test_groups_series_with_a_matrix_is_read_in_row_order():
+    # A matrix's items are its rows, without ids; a groups Series
+    # (df["query"] of the table the matrix came from) was keyed by its index
+    # as if it were row numbers: after reordering the rows, items got other
+    # items' groups, silently (another group_difficulty_).
+    from skcrowd.datasets import make_ordinal
+
+    X = make_ordinal(n_items=60, n_raters=6, random_state=0).ratings.to_dense()
+    groups = pd.Series(np.arange(60) % 4)
+    order = np.random.default_rng(0).permutation(60)
+    params = dict(difficulty="group", n_init=1, max_iter=15, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = OrdinalMixture(**params).fit(X[order], groups=groups[order])
+        b = OrdinalMixture(**params).fit(X[order], groups=groups.to_numpy()[order])
+        np.testing.assert_array_equal(a.group_difficulty_, b.group_difficulty_)
+        np.testing.assert_array_equal(a.predict(X[order], groups=groups[order]),
+                                      b.predict(X[order], groups=groups.to_numpy()[order]))
+
+
 def test_pandas_stays_optional():
     import subprocess
     import sys
