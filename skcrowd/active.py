@@ -21,6 +21,8 @@ Both are model-agnostic: they use only ``predict_proba`` and
 model.  See :ref:`active` for the simulated collection loop.
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 from scipy.special import xlogy
 from sklearn.utils.validation import check_is_fitted
@@ -28,7 +30,8 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn.utils._set_output import _get_output_config
 
 from ._base import CrowdEstimator
-from ._ratings import Ratings, _item_name, input_form, long_columns, loaded_pandas
+from ._ratings import Ratings, _item_name, aligned_by_id, input_form, loaded_pandas, \
+    long_columns, show
 
 __all__ = ["expected_information_gain", "information_gain_ranking", "uncertainty_ranking"]
 
@@ -49,6 +52,28 @@ def _as_ratings(model, X):
         return Ratings.from_matrix(X.to_numpy(), rater_ids=np.asarray(X.columns),
                                    item_ids=np.asarray(X.index))
     return Ratings.from_matrix(X, rater_ids=np.asarray(model.rater_ids_))
+
+
+def _pools_by_item_id(raters, R, form, fitted):
+    """Per-item pools given by item id, in the order of ``R``'s items: a
+    mapping (an item absent from it has no candidate rater; a key that is
+    no item of ``X`` is an error, as for the gold ``y``) or a pandas Series
+    indexed by item id (aligned by id; in row order for a matrix, whose
+    items have no ids).  Anything else is returned as given."""
+    pd = loaded_pandas()
+    if isinstance(raters, Mapping):
+        position = {key: i for i, key in enumerate(R.item_ids.tolist())}
+        pools = [fitted[:0]] * len(R)
+        for key, pool in raters.items():
+            if key not in position:
+                raise ValueError(f"raters has a pool for item {show(key)}, which is not "
+                                 "an item of X.")
+            pools[position[key]] = np.asarray(pool)
+        return pools
+    if pd is not None and isinstance(raters, pd.Series):
+        values = aligned_by_id(raters, None if form == "matrix" else R.item_ids, "raters")
+        return [np.asarray(pool) for pool in values]
+    return raters
 
 
 def _pools(raters, n_items, fitted):
@@ -152,7 +177,11 @@ def expected_information_gain(model, X, raters=None, weights=None):
     raters : array-like of rater ids, or list of such arrays, default=None
         The pool: one array for every item (default: every rater of the
         fitted model), or one array per item (e.g. the raters still
-        available for it).
+        available for it): a list in the row order of ``X`` (for long form
+        and Ratings: the sorted item ids), a dict keyed by item id (an item
+        absent from it has no candidate rater), or a pandas Series indexed
+        by item id, aligned by id.  For an array or sparse ``X`` the item
+        ids are the row numbers, and a Series is in row order.
     weights : array-like, default=None
         With one pool for every item, the probability of each of its raters
         answering next (default: uniform).
@@ -180,7 +209,7 @@ def expected_information_gain(model, X, raters=None, weights=None):
     R = _as_ratings(model, X)
     n_items = len(R)
     fitted = np.asarray(model.rater_ids_)
-    pools = _pools(raters, n_items, fitted)
+    pools = _pools(_pools_by_item_id(raters, R, input_form(X), fitted), n_items, fitted)
     if weights is not None:
         weights = np.asarray(weights, dtype=np.float64)
         if (any(weights.shape != (len(p),) for p in pools) or not np.all(np.isfinite(weights))

@@ -97,3 +97,38 @@ def test_new_raters_are_scored_with_the_population_under_unknown_raters_prior():
     # without the option, the model's own error naming the rater
     with pytest.raises(ValueError, match="Rater 2 was not seen in fit"):
         expected_information_gain(GLAD().fit(without_new), R)
+
+
+def test_per_item_pools_keyed_by_item_id():
+    # Per-item arguments are aligned by item id (doc/data.rst).  A dict of
+    # pools failed with "TypeError: unhashable type: 'dict'", and a Series
+    # of pools indexed by item id was taken by position: for a long table
+    # in another order than its sorted ids, items got other items' pools.
+    pd = pytest.importorskip("pandas")
+    from skcrowd import Ratings
+
+    rows = [(f"q{i}", f"w{j}", int(v)) for i, row in enumerate(X)
+            for j, v in enumerate(row) if not np.isnan(v)]
+    long = pd.DataFrame(rows, columns=["item", "rater", "label"])
+    R = Ratings.from_long(long)
+    model = DawidSkene().fit(long)
+    pools = {"q0": ["w2"], "q1": ["w0", "w2"], "q2": ["w1"], "q3": ["w1", "w2"]}
+    in_order = [np.array(pools[i]) for i in R.item_ids]
+    expected = expected_information_gain(model, R, raters=in_order)
+    for X_ in (long, R):
+        for given in (pools, dict(reversed(list(pools.items()))),
+                      pd.Series(pools).iloc[::-1]):
+            gain = np.asarray(expected_information_gain(model, X_, raters=given))
+            np.testing.assert_array_equal(gain, expected)
+    # an item absent from a dict has no candidate rater; an unknown id is an error
+    partial = {k: v for k, v in pools.items() if k != "q1"}
+    gain = expected_information_gain(model, R, raters=partial)
+    assert gain[1] == 0 and np.array_equal(np.delete(gain, 1), np.delete(expected, 1))
+    with pytest.raises(ValueError, match="item 'q9'.* not an item of X"):
+        expected_information_gain(model, R, raters={**pools, "q9": ["w1"]})
+    # a matrix's items are its rows: a dict is keyed by row number
+    matrix_model = DawidSkene().fit(X)
+    by_row = {0: [2], 1: [0, 2], 2: [1], 3: [1, 2]}
+    np.testing.assert_array_equal(
+        expected_information_gain(matrix_model, X, raters=by_row),
+        expected_information_gain(matrix_model, X, raters=[np.array(p) for p in by_row.values()]))
