@@ -1031,6 +1031,7 @@ def fit_classes(estimator, labels, scale=None):
     codes = None
     if estimator.classes is not None:
         estimator.classes_ = check_classes(estimator.classes)
+        _check_class_order(estimator)
     elif scale is not None:
         estimator.classes_ = check_classes(scale)
     else:
@@ -1053,6 +1054,29 @@ def fit_classes(estimator, labels, scale=None):
             UserWarning,
         )
     return codes
+
+
+def _check_class_order(estimator):
+    """``classes_`` is sorted whatever the order of ``classes=``; where that
+    order would mean something (a ``class_prior`` of numbers, which follows
+    ``classes_``; IRT3PL's positive class ``classes_[1]``), an unsorted
+    ``classes`` is refused rather than silently read in another order."""
+    given = np.asarray(estimator.classes)
+    if np.array_equal(given, estimator.classes_):
+        return
+    reasons = []
+    prior = getattr(estimator, "class_prior", None)
+    if prior is not None and not isinstance(prior, str):
+        reasons.append(f"class_prior={np.asarray(prior).tolist()!r} is read in that order")
+    if getattr(estimator, "_positive_class_is_last", False):
+        reasons.append(f"the positive class is classes_[1] = {show(estimator.classes_[1])}")
+    if reasons:
+        raise ValueError(
+            f"classes={given.tolist()!r} is not sorted; {type(estimator).__name__} sorts "
+            f"them (classes_ = {estimator.classes_.tolist()!r}), and "
+            + " and ".join(reasons) + ". Pass classes in sorted order (and per-class "
+            "values in the same order)."
+        )
 
 
 def set_raters(estimator, rater_ids, *, by_position=False):

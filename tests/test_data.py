@@ -280,6 +280,27 @@ def test_bug4_nan_in_classes_is_named():
             DawidSkene(classes=[0, 1, missing]).fit(X)
 
 
+def test_unsorted_classes_are_refused_where_their_order_means_something():
+    # classes_ is sorted whatever the order of classes=; class_prior is in
+    # the order of classes_, and IRT3PL's positive class is classes_[1].
+    # DawidSkene(classes=["pos", "neg"], class_prior=[0.9, 0.1]) gave "neg"
+    # the prior 0.9, silently; IRT3PL(classes=[1, 0]) kept 1 positive.
+    from skcrowd import GLAD, IRT3PL, MACE
+
+    X = np.array([["pos", "neg", "pos"], ["neg", "neg", None], ["pos", "pos", "pos"]],
+                 dtype=object)
+    for Model in (DawidSkene, GLAD, MACE):
+        with pytest.raises(ValueError, match=r"classes=\['pos', 'neg'\] is not sorted.*"
+                                             r"class_prior"):
+            Model(classes=["pos", "neg"], class_prior=[0.9, 0.1]).fit(X)
+        model = Model(classes=["neg", "pos"], class_prior=[0.1, 0.9]).fit(X)
+        assert model.classes_.tolist() == ["neg", "pos"]
+        # without a per-class parameter the order changes nothing: accepted
+        assert Model(classes=["pos", "neg"]).fit(X).classes_.tolist() == ["neg", "pos"]
+    with pytest.raises(ValueError, match=r"classes=\[1, 0\] is not sorted.*positive"):
+        IRT3PL(classes=[1, 0]).fit(np.array([[1, 0, 1], [0, 0, 1], [1, 1, 1]]))
+
+
 def test_classes_must_be_one_dimensional():
     # [[0, 1], [2, 3]] was flattened into the scale 0..3, silently
     X = np.array([[0, 1], [2, 3], [1, 1]])
