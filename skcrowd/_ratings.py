@@ -1058,16 +1058,18 @@ def fit_classes(estimator, labels, scale=None):
 
 def _check_class_order(estimator):
     """``classes_`` is sorted whatever the order of ``classes=``; where that
-    order would mean something (a ``class_prior`` of numbers, which follows
-    ``classes_``; IRT3PL's positive class ``classes_[1]``), an unsorted
+    order would mean something (a ``class_prior`` or OrdinalMixture's
+    ``spam_distribution`` of numbers, which follow ``classes_``; IRT3PL's
+    positive class ``classes_[1]``), an unsorted
     ``classes`` is refused rather than silently read in another order."""
     given = np.asarray(estimator.classes)
     if np.array_equal(given, estimator.classes_):
         return
     reasons = []
-    prior = getattr(estimator, "class_prior", None)
-    if prior is not None and not isinstance(prior, str):
-        reasons.append(f"class_prior={np.asarray(prior).tolist()!r} is read in that order")
+    for name in ("class_prior", "spam_distribution"):  # one value per class
+        values = getattr(estimator, name, None)
+        if values is not None and not isinstance(values, str):
+            reasons.append(f"{name}={np.asarray(values).tolist()!r} is read in that order")
     if getattr(estimator, "_positive_class_is_last", False):
         reasons.append(f"the positive class is classes_[1] = {show(estimator.classes_[1])}")
     if reasons:

@@ -299,6 +299,11 @@ def test_unsorted_classes_are_refused_where_their_order_means_something():
         assert Model(classes=["pos", "neg"]).fit(X).classes_.tolist() == ["neg", "pos"]
     with pytest.raises(ValueError, match=r"classes=\[1, 0\] is not sorted.*positive"):
         IRT3PL(classes=[1, 0]).fit(np.array([[1, 0, 1], [0, 0, 1], [1, 1, 1]]))
+    from skcrowd import OrdinalMixture
+
+    scale = np.array([[1, 2, 3], [3, 3, 2], [1, 1, 2]])
+    with pytest.raises(ValueError, match=r"is not sorted.*spam_distribution"):
+        OrdinalMixture(classes=[3, 2, 1], spam_distribution=[0.6, 0.3, 0.1]).fit(scale)
 
 
 def test_classes_must_be_one_dimensional():
