@@ -30,8 +30,8 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn.utils._set_output import _get_output_config
 
 from ._base import CrowdEstimator
-from ._ratings import Ratings, _item_name, aligned_by_id, input_form, loaded_pandas, \
-    long_columns, show
+from ._ratings import Ratings, _item_name, aligned_by_id, input_form, loaded_pandas, show, \
+    to_ratings
 
 __all__ = ["expected_information_gain", "information_gain_ranking", "uncertainty_ranking"]
 
@@ -41,17 +41,18 @@ def _entropy(proba):
 
 
 def _as_ratings(model, X):
-    form = input_form(X)
-    if form == "ratings":
-        return X
-    if form == "long":
-        # a long table's rows are ratings: read as the models read it (as a
-        # wide matrix, its columns 'item', 'rater', 'label' became raters)
-        return Ratings.from_long(X, *long_columns(X.columns))
-    if form == "wide":
-        return Ratings.from_matrix(X.to_numpy(), rater_ids=np.asarray(X.columns),
-                                   item_ids=np.asarray(X.index))
-    return Ratings.from_matrix(X, rater_ids=np.asarray(model.rater_ids_))
+    """``X`` as a :class:`Ratings` on the model's rater ids, read as the
+    model reads it (the data layer: a long table is ratings, not a matrix
+    whose raters are called 'item', 'rater', 'label'; a matrix and the
+    columns of a wide frame are checked against the fit, and are raters by
+    position when the model was fitted on an unnamed matrix)."""
+    if input_form(X) == "matrix":  # raters by position (and no item is no gain)
+        return Ratings.from_matrix(X, rater_ids=np.asarray(model.rater_ids_))
+    ratings, form, _ = to_ratings(model, X, reset=False)
+    if form == "wide" and getattr(model, "_raters_by_position", True):
+        ratings = Ratings._from_sorted(ratings._item, ratings._rater, ratings.label,
+                                       ratings.item_ids, np.asarray(model.rater_ids_))
+    return ratings
 
 
 def _pools_by_item_id(raters, R, form, fitted):

@@ -132,3 +132,20 @@ def test_per_item_pools_keyed_by_item_id():
     np.testing.assert_array_equal(
         expected_information_gain(matrix_model, X, raters=by_row),
         expected_information_gain(matrix_model, X, raters=[np.array(p) for p in by_row.values()]))
+
+
+def test_wide_frame_is_read_as_the_model_reads_it():
+    # A model fitted on an unnamed matrix reads a wide DataFrame's columns
+    # by position (as predict_proba does), but the gain mapped them by name:
+    # "ValueError: Rater ids are not comparable with those seen in fit."
+    pd = pytest.importorskip("pandas")
+    model = DawidSkene().fit(X)
+    wide = pd.DataFrame(X, columns=["a", "b", "c"])
+    np.testing.assert_array_equal(expected_information_gain(model, wide),
+                                  expected_information_gain(model, X))
+    with pytest.raises(ValueError, match="X has 2 features, but DawidSkene is expecting 3"):
+        expected_information_gain(model, wide.iloc[:, :2])
+    # a model fitted with named raters checks the names, as predict_proba does
+    named = DawidSkene().fit(wide)
+    with pytest.raises(ValueError, match="Feature names must be in the same order"):
+        expected_information_gain(named, wide[["c", "b", "a"]])
