@@ -35,9 +35,9 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
-from ._ratings import (RatingData, Ratings, encode, encode_labels, fit_classes, gold_per_item,
-                       _unique_codes, import_pandas, long_columns, set_raters, show,
-                       to_ratings)
+from ._ratings import (RatingData, Ratings, _unique_codes, check_not_a_rating_column, encode,
+                       encode_labels, fit_classes, gold_per_item, import_pandas, long_columns,
+                       set_raters, show, to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -309,6 +309,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         if y is None:
             return data
         # the known labels (fit): their labels count among the classes
+        check_not_a_rating_column(y, data, "y")
         positions, labels = gold_per_item(y, data.item_ids if data.item_ids is not None
                                           else np.arange(data.n_items),
                                           ids_are_rows=data.form == "matrix")

@@ -1190,7 +1190,7 @@ def encode(estimator, X, *, reset):
         rater = ratings._rater
     if not reset or codes is None:
         codes = encode_labels(ratings.label, estimator.classes_)
-    return RatingData(
+    data = RatingData(
         ratings._item,
         rater,
         codes,
@@ -1201,6 +1201,30 @@ def encode(estimator, X, *, reset):
         item_name=_item_name(X, form),
         form=form,
         ratings=ratings,
+    )
+    if form == "long":
+        # the table's rows (ratings), to tell one of its columns from
+        # per-item values (see check_not_a_rating_column)
+        data.table_index = X.index
+    return data
+
+
+def check_not_a_rating_column(values, data, what):
+    """A per-item argument (``y``, ``groups``) that is a column of the long
+    table ``X`` holds one value per *rating*, indexed by the table's rows.
+    Aligned "by item id", integer item ids that are also row labels would
+    read item k's value from row k (another item's rating), silently."""
+    rows = getattr(data, "table_index", None)
+    pd = loaded_pandas()
+    if (rows is None or pd is None or not isinstance(values, pd.Series)
+            or len(values) != len(rows) or len(rows) == data.n_items
+            or not values.index.equals(rows)):
+        return
+    name = data.item_name or "item"
+    raise ValueError(
+        f"{what} is a column of the long table (one value per rating, indexed by the "
+        f"table's rows), not one value per item; pass one per item, indexed by item "
+        f"id, e.g. df.groupby({name!r})[column].first()."
     )
 
 
@@ -1219,6 +1243,7 @@ def per_item(values, data, what):
     its rows and have no ids: a Series is then in row order too, whatever
     its index (keyed as row numbers, a reordered table's column gave items
     other items' values)."""
+    check_not_a_rating_column(values, data, what)
     return aligned_by_id(values, None if data.form == "matrix" else data.item_ids, what)
 
 

@@ -361,6 +361,29 @@ def test_groups_series_is_aligned_by_item_id():
 
 
 
+def test_a_column_of_the_long_table_is_not_taken_for_per_item_values():
+    # fit(long, groups=long["query"]) passes one group per *rating*, indexed
+    # by the table's rows.  With integer item ids 0..39 inside the row labels
+    # 0..199, aligning "by item id" read item k's group from row k (a rating
+    # of item k // 5): wrong groups, silently.
+    from skcrowd.datasets import make_ordinal
+
+    long = make_ordinal(n_items=40, n_raters=5, random_state=0).ratings.to_long()
+    long["query"] = long["item"] % 4
+    params = dict(difficulty="group", n_init=1, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="groups is a column of the long table"):
+            OrdinalMixture(**params).fit(long, groups=long["query"])
+        with pytest.raises(ValueError, match="y is a column of the long table"):
+            DawidSkene().fit(long, long["label"])
+        per_item = long.groupby("item")["query"].first()
+        model = OrdinalMixture(**params).fit(long, groups=per_item)
+        with pytest.raises(ValueError, match="groups is a column of the long table"):
+            model.predict(long, groups=long["query"])
+        assert model.predict(long, groups=per_item).shape == (40,)
+
+
 def test_groups_series_with_a_matrix_is_read_in_row_order():
     # A matrix's items are its rows, without ids; a groups Series
     # (df["query"] of the table the matrix came from) was keyed by its index
