@@ -9,6 +9,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from ._baselines import MajorityVote
+from ._ratings import aligned_by_id
 
 __all__ = [
     "consistency",
@@ -292,7 +293,10 @@ def _skills(model, skills, data):
     given ``skills``, as the models build their population rater)."""
     n_raters = model.n_features_in_
     if skills is not None:
-        skills = np.asarray(skills, dtype=np.float64)
+        # a Series (crowd-kit's form) is indexed by rater id: aligned by id,
+        # not taken by position
+        skills = np.asarray(aligned_by_id(skills, model.rater_ids_, "skills", "rater"),
+                            dtype=np.float64)
         # written so that NaN fails too
         if skills.shape != (n_raters,) or not np.all((skills >= 0) & (skills <= 1)):
             raise ValueError(f"skills must be {n_raters} probabilities, one per rater.")
@@ -336,7 +340,9 @@ def uncertainty(model, X, *, by="item", skills=None, aggregate=True):
     model : fitted skcrowd estimator
     X : the ratings, in any form ``model`` accepts
     by : {"item", "rater"}, default="item"
-    skills : array-like of shape (n_raters,), default=None
+    skills : array-like of shape (n_raters,) or Series, default=None
+        One probability per rater, in the order of ``rater_ids_``, or a
+        pandas Series indexed by rater id (crowd-kit's form), aligned by id.
     aggregate : bool, default=True
         Return the mean instead of one value per item (rater).
 
@@ -393,7 +399,9 @@ def consistency(model, X, *, skills=None, aggregate=True):
     ----------
     model : fitted skcrowd estimator
     X : the ratings, in any form ``model`` accepts
-    skills : array-like of shape (n_raters,), default=None
+    skills : array-like of shape (n_raters,) or Series, default=None
+        As for :func:`uncertainty`: in the order of ``rater_ids_``, or a
+        Series indexed by rater id.
     aggregate : bool, default=True
         Return the mean over items instead of one value per item.
 

@@ -1247,20 +1247,21 @@ def per_item(values, data, what):
     return aligned_by_id(values, None if data.form == "matrix" else data.item_ids, what)
 
 
-def aligned_by_id(values, ids, what):
-    """``values`` in the order of the item ids ``ids``: a pandas Series is
-    aligned by its index (every id must be in it); any other array-like,
-    or any ``values`` when ``ids`` is None, is taken in order, as given."""
+def aligned_by_id(values, ids, what, kind="item"):
+    """``values`` in the order of the item (``kind="rater"``: rater) ids
+    ``ids``: a pandas Series is aligned by its index (every id must be in
+    it); any other array-like, or any ``values`` when ``ids`` is None, is
+    taken in order, as given."""
     pd = loaded_pandas()
     if pd is None or not isinstance(values, pd.Series) or ids is None:
         return np.asarray(values)
     index = values.index
     if not index.is_unique:
-        raise ValueError(f"{what} is a Series whose index (item ids) has repeated ids.")
+        raise ValueError(f"{what} is a Series whose index ({kind} ids) has repeated ids.")
     missing = ~pd.Index(ids).isin(index)
     if missing.any():
         raise ValueError(
-            f"{what} is a Series indexed by item id, but item "
+            f"{what} is a Series indexed by {kind} id, but {kind} "
             f"{show(np.asarray(ids)[np.argmax(missing)])} is not in its index."
         )
     return values.loc[ids].to_numpy()

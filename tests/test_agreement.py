@@ -246,3 +246,24 @@ def test_uncertainty_and_consistency_score_new_raters_with_the_population(Model)
         model, seen, by="rater", aggregate=False).iloc[1:])
     with pytest.raises(ValueError, match="skills must be 3 probabilities"):
         uncertainty(model, long, skills=[1, 1, 1, 1])
+
+
+def test_skills_series_is_aligned_by_rater_id():
+    # crowd-kit passes skills as a Series indexed by worker; skcrowd took it
+    # by position, so skills in another order than rater_ids_ went to other
+    # raters, silently (consistency of item 2: 0.2059 instead of 0.8571).
+    pd = pytest.importorskip("pandas")
+    long = pd.DataFrame({"item": [0, 0, 0, 1, 1, 1, 2, 2, 3, 3],
+                         "rater": ["a", "b", "c", "a", "b", "c", "a", "b", "a", "c"],
+                         "label": [0, 0, 1, 1, 1, 1, 0, 1, 1, 0]})
+    model = MajorityVote().fit(long)
+    in_order = np.array([0.9, 0.6, 0.7])  # rater_ids_ a, b, c
+    shuffled = pd.Series(in_order, index=["a", "b", "c"])[["c", "a", "b"]]
+    for metric, params in ((uncertainty, {}), (uncertainty, {"by": "rater"}),
+                           (consistency, {})):
+        np.testing.assert_array_equal(
+            metric(model, long, skills=shuffled, aggregate=False, **params),
+            metric(model, long, skills=in_order, aggregate=False, **params))
+    with pytest.raises(ValueError, match="skills is a Series indexed by rater id, but "
+                                         "rater 'c' is not in its index"):
+        uncertainty(model, long, skills=shuffled[["a", "b"]])
