@@ -183,9 +183,11 @@ def expected_information_gain(model, X, raters=None, weights=None):
         absent from it has no candidate rater), or a pandas Series indexed
         by item id, aligned by id.  For an array or sparse ``X`` the item
         ids are the row numbers, and a Series is in row order.
-    weights : array-like, default=None
-        With one pool for every item, the probability of each of its raters
-        answering next (default: uniform).
+    weights : array-like or Series, default=None
+        The probability of each rater of the pool answering next (default:
+        uniform): an array in the order of the pool (every item's pool of
+        that length), or a pandas Series indexed by rater id, aligned with
+        each item's pool by id and normalised over it.
 
     Returns
     -------
@@ -212,11 +214,19 @@ def expected_information_gain(model, X, raters=None, weights=None):
     fitted = np.asarray(model.rater_ids_)
     pools = _pools(_pools_by_item_id(raters, R, input_form(X), fitted), n_items, fitted)
     if weights is not None:
-        weights = np.asarray(weights, dtype=np.float64)
-        if (any(weights.shape != (len(p),) for p in pools) or not np.all(np.isfinite(weights))
-                or np.any(weights < 0) or weights.sum() <= 0):
-            raise ValueError("weights must be one non-negative number per rater of the pool.")
-        weights = weights / weights.sum()
+        pd = loaded_pandas()
+        if pd is not None and isinstance(weights, pd.Series):
+            # indexed by rater id: aligned with each pool by id, not position
+            per_pool = [np.asarray(aligned_by_id(weights, p, "weights", "rater"),
+                                   dtype=np.float64) for p in pools]
+        else:
+            per_pool = [np.asarray(weights, dtype=np.float64)] * n_items
+        for w, p in zip(per_pool, pools):
+            if len(p) and (w.shape != (len(p),) or not np.all(np.isfinite(w))
+                           or np.any(w < 0) or w.sum() <= 0):
+                raise ValueError(
+                    "weights must be one non-negative number per rater of the pool.")
+        weights = [w / w.sum() if len(p) else w[:0] for w, p in zip(per_pool, pools)]
     classes = model.classes_
     K = len(classes)
     base_proba = np.asarray(model.predict_proba(R))
@@ -252,7 +262,7 @@ def expected_information_gain(model, X, raters=None, weights=None):
     expected = (predictive * after.reshape(-1, K)).sum(axis=1)
     pair_owner = owner[::K]
     if weights is not None:
-        pair_weight = np.tile(weights, n_items)
+        pair_weight = np.concatenate(weights)
     else:
         pair_weight = 1.0 / np.repeat(np.maximum(sizes // K, 1), sizes // K)
     expected_after = np.bincount(pair_owner, weights=pair_weight * expected, minlength=n_items)

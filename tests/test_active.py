@@ -149,3 +149,24 @@ def test_wide_frame_is_read_as_the_model_reads_it():
     named = DawidSkene().fit(wide)
     with pytest.raises(ValueError, match="Feature names must be in the same order"):
         expected_information_gain(named, wide[["c", "b", "a"]])
+
+
+def test_weights_series_is_aligned_by_rater_id():
+    # weights indexed by rater id were taken by position: in another order
+    # than the pool, each rater got another rater's probability, silently.
+    pd = pytest.importorskip("pandas")
+    from skcrowd import Ratings
+
+    model = DawidSkene().fit(X)
+    in_order = np.array([3.0, 1.0, 0.5])  # raters 0, 1, 2
+    shuffled = pd.Series(in_order, index=[0, 1, 2])[[2, 0, 1]]
+    np.testing.assert_array_equal(expected_information_gain(model, X, weights=shuffled),
+                                  expected_information_gain(model, X, weights=in_order))
+    # ragged per-item pools: each pool takes its raters' weights, normalised
+    pools = [[0], [1, 2], [0, 1, 2], [2, 0]]
+    gain = expected_information_gain(model, X, raters=pools, weights=shuffled)
+    R = Ratings.from_matrix(X)
+    for i, pool in enumerate(pools):
+        alone = expected_information_gain(model, R[[i]], raters=[np.array(pool)],
+                                          weights=in_order[pool])
+        np.testing.assert_allclose(gain[i], alone[0], rtol=1e-12)
