@@ -1066,8 +1066,11 @@ def _check_class_order(estimator):
     if np.array_equal(given, estimator.classes_):
         return
     reasons = []
+    pd = loaded_pandas()
     for name in ("class_prior", "spam_distribution"):  # one value per class
         values = getattr(estimator, name, None)
+        if pd is not None and isinstance(values, pd.Series):
+            continue  # aligned by class label (per_class): the order is not used
         if values is not None and not isinstance(values, str):
             reasons.append(f"{name}={np.asarray(values).tolist()!r} is read in that order")
     if getattr(estimator, "_positive_class_is_last", False):
@@ -1260,8 +1263,18 @@ def aligned_by_id(values, ids, what, kind="item"):
         raise ValueError(f"{what} is a Series whose index ({kind} ids) has repeated ids.")
     missing = ~pd.Index(ids).isin(index)
     if missing.any():
+        noun = "label" if kind == "class" else "id"
         raise ValueError(
-            f"{what} is a Series indexed by {kind} id, but {kind} "
+            f"{what} is a Series indexed by {kind} {noun}, but {kind} "
             f"{show(np.asarray(ids)[np.argmax(missing)])} is not in its index."
         )
     return values.loc[ids].to_numpy()
+
+
+def per_class(values, classes, what):
+    """A per-class parameter (``class_prior``, ``spam_distribution``) in
+    the order of ``classes_``: a pandas Series is aligned by class label
+    (``df["label"].value_counts(normalize=True)`` is ordered by count, and
+    read by position it gave each class another class's value); anything
+    else is taken in order, as given."""
+    return aligned_by_id(values, classes, what, kind="class")

@@ -306,6 +306,38 @@ def test_unsorted_classes_are_refused_where_their_order_means_something():
         OrdinalMixture(classes=[3, 2, 1], spam_distribution=[0.6, 0.3, 0.1]).fit(scale)
 
 
+def test_per_class_parameters_given_as_a_series_are_aligned_by_class_label():
+    # class_prior=df["label"].value_counts(normalize=True) is ordered by
+    # count, not by label: taken by position, the common class's share went
+    # to the rare class, silently (likewise OrdinalMixture's spam_distribution).
+    from skcrowd import GLAD, MACE, OrdinalMixture
+
+    X = np.array([["pos", "neg", "pos"], ["neg", "neg", None], ["pos", "pos", "pos"],
+                  ["pos", "pos", "neg"]], dtype=object)
+    by_count = pd.Series({"pos": 0.8, "neg": 0.2})  # value_counts order
+    for Model in (DawidSkene, GLAD, MACE):
+        a = Model(class_prior=by_count, random_state=0).fit(X)
+        b = Model(class_prior=[0.2, 0.8], random_state=0).fit(X)  # classes_ = ['neg', 'pos']
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+        np.testing.assert_array_equal(a.class_prior_, b.class_prior_)
+        # unsorted classes= no longer matters: the Series names the classes
+        assert Model(classes=["pos", "neg"], class_prior=by_count).fit(X).classes_.tolist() \
+            == ["neg", "pos"]
+        with pytest.raises(ValueError, match="class_prior is a Series indexed by class "
+                                             "label, but class 'neg' is not in its index"):
+            Model(class_prior=pd.Series({"pos": 1.0, "no": 0.0})).fit(X)
+    scale = np.array([[1, 2, 3], [3, 3, 2], [1, 1, 2], [2, 2, 2]])
+    params = dict(n_init=1, max_iter=10, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = OrdinalMixture(spam_distribution=pd.Series({3: 0.6, 1: 0.3, 2: 0.1}),
+                           **params).fit(scale)
+        b = OrdinalMixture(spam_distribution=[0.3, 0.1, 0.6], **params).fit(scale)
+    np.testing.assert_array_equal(a.predict_proba(scale), b.predict_proba(scale))
+    np.testing.assert_array_equal(a.sample(scale, random_state=0),
+                                  b.sample(scale, random_state=0))
+
+
 def test_classes_must_be_one_dimensional():
     # [[0, 1], [2, 3]] was flattened into the scale 0..3, silently
     X = np.array([[0, 1], [2, 3], [1, 1]])
