@@ -9,6 +9,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from ._baselines import MajorityVote
+from ._ratings import aligned_by_id
 
 __all__ = [
     "consistency",
@@ -284,20 +285,33 @@ def _tidy(model, data, values, by, name):
     return pd.Series(values, index=index, name=name)
 
 
-def _skills(model, skills, n_raters):
-    """Each rater's probability of giving the true label."""
+def _skills(model, skills, data):
+    """Each rater's probability of giving the true label, one per rater
+    column of ``data``: the model's raters, and with
+    ``unknown_raters="prior"`` one more, the population rater of the raters
+    not seen in fit (the model's own, or the rating-weighted mean of the
+    given ``skills``, as the models build their population rater)."""
+    n_raters = model.n_features_in_
     if skills is not None:
-        skills = np.asarray(skills, dtype=np.float64)
+        # a Series (crowd-kit's form) is indexed by rater id: aligned by id,
+        # not taken by position
+        skills = np.asarray(aligned_by_id(skills, model.rater_ids_, "skills", "rater"),
+                            dtype=np.float64)
         # written so that NaN fails too
         if skills.shape != (n_raters,) or not np.all((skills >= 0) & (skills <= 1)):
             raise ValueError(f"skills must be {n_raters} probabilities, one per rater.")
-        return skills
-    if hasattr(model, "rater_accuracy_"):
-        return np.asarray(model.rater_accuracy_, dtype=np.float64)
-    if isinstance(model, MajorityVote):
-        return np.ones(n_raters)
-    raise ValueError(f"{type(model).__name__} has no rater_accuracy_; pass skills=[...] "
-                     "(one probability of a right answer per rater).")
+    elif hasattr(model, "rater_accuracy_"):
+        # the model's population rater has its own accuracy (MACE's is not
+        # the mean of the raters' accuracies)
+        return np.asarray(model._with_unknown_raters(data).rater_accuracy_, dtype=np.float64)
+    elif isinstance(model, MajorityVote):
+        skills = np.ones(n_raters)
+    else:
+        raise ValueError(f"{type(model).__name__} has no rater_accuracy_; pass skills=[...] "
+                         "(one probability of a right answer per rater).")
+    if data.n_raters > n_raters:
+        skills = np.append(skills, np.average(skills, weights=model._rating_weights()))
+    return skills
 
 
 def _one_coin_weights(model, X, skills):
@@ -305,7 +319,7 @@ def _one_coin_weights(model, X, skills):
     rater's skill s on the given label, (1 - s) / (K - 1) on each other."""
     data = model._encode(X, reset=False)
     K = data.n_classes
-    s = _skills(model, skills, data.n_raters)[data.rater]
+    s = _skills(model, skills, data)[data.rater]
     weights = np.repeat(((1 - s) / max(K - 1, 1))[:, None], K, axis=1)
     weights[np.arange(data.n_ratings), data.label] = s
     return data, weights
@@ -326,14 +340,19 @@ def uncertainty(model, X, *, by="item", skills=None, aggregate=True):
     model : fitted skcrowd estimator
     X : the ratings, in any form ``model`` accepts
     by : {"item", "rater"}, default="item"
-    skills : array-like of shape (n_raters,), default=None
+    skills : array-like of shape (n_raters,) or Series, default=None
+        One probability per rater, in the order of ``rater_ids_``, or a
+        pandas Series indexed by rater id (crowd-kit's form), aligned by id.
     aggregate : bool, default=True
         Return the mean instead of one value per item (rater).
 
     Returns
     -------
     uncertainty : float, or ndarray of shape (n_items,) or (n_raters,), or Series
-        Items (raters) without ratings get 0.  With ``aggregate=False``, a
+        Items (raters) without ratings get 0.  ``by="rater"`` covers the
+        model's raters (``rater_ids_``); with ``unknown_raters="prior"``,
+        ratings by raters not seen in fit count for their items with the
+        skill of the model's population rater.  With ``aggregate=False``, a
         Series named ``uncertainty`` indexed by item (rater) id when the
         model returns pandas results for ``X`` (as :func:`posterior_entropy`).
 
@@ -356,6 +375,10 @@ def uncertainty(model, X, *, by="item", skills=None, aggregate=True):
     norm = totals.sum(axis=1, keepdims=True)
     p = np.divide(totals, norm, out=np.zeros_like(totals), where=norm > 0)
     values = 0.0 - xlogy(p, p).sum(axis=1)
+    if by == "rater":
+        # the model's raters; raters not seen in fit (unknown_raters="prior")
+        # share one population column, which is no rater of the model
+        values = values[:model.n_features_in_]
     if aggregate:
         return float(values.mean())
     return _tidy(model, data, values, by, "uncertainty")
@@ -376,7 +399,9 @@ def consistency(model, X, *, skills=None, aggregate=True):
     ----------
     model : fitted skcrowd estimator
     X : the ratings, in any form ``model`` accepts
-    skills : array-like of shape (n_raters,), default=None
+    skills : array-like of shape (n_raters,) or Series, default=None
+        As for :func:`uncertainty`: in the order of ``rater_ids_``, or a
+        Series indexed by rater id.
     aggregate : bool, default=True
         Return the mean over items instead of one value per item.
 

@@ -35,9 +35,9 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
-from ._ratings import (RatingData, Ratings, encode, encode_labels, fit_classes, gold_per_item,
-                       _unique_codes, import_pandas, long_columns, set_raters, show,
-                       to_ratings)
+from ._ratings import (RatingData, Ratings, _unique_codes, check_not_a_rating_column, encode,
+                       encode_labels, fit_classes, gold_per_item, import_pandas, long_columns,
+                       set_raters, show, to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -309,8 +309,10 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         if y is None:
             return data
         # the known labels (fit): their labels count among the classes
+        check_not_a_rating_column(y, data, "y")
         positions, labels = gold_per_item(y, data.item_ids if data.item_ids is not None
-                                          else np.arange(data.n_items))
+                                          else np.arange(data.n_items),
+                                          ids_are_rows=data.form == "matrix")
         if reset and self.classes is None and len(labels):
             if (self.classes_.dtype.kind == "O") != (labels.dtype.kind == "O"):
                 raise ValueError("The labels of y and of the ratings are of different types "
@@ -955,7 +957,8 @@ class CrowdModel(CrowdEstimator):
         if first:
             if ratings.n_ratings == 0:
                 raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
-            gold = None if y is None else gold_per_item(y, ratings.item_ids)
+            gold = None if y is None else gold_per_item(
+                y, ratings.item_ids, ids_are_rows=form == "matrix")
             labels = ratings.label
             fit_classes(reader, labels if gold is None or not len(gold[1])
                         else _with_gold_labels(labels, gold[1]), scale)
@@ -996,7 +999,7 @@ class CrowdModel(CrowdEstimator):
                           n_classes=len(classes), item_ids=ratings.item_ids,
                           form="ratings", ratings=ratings)
         if y is not None:
-            gold = gold_per_item(y, ratings.item_ids)
+            gold = gold_per_item(y, ratings.item_ids, ids_are_rows=form == "matrix")
             data.gold = np.full(data.n_items, -1, dtype=np.int32)
             try:
                 data.gold[gold[0]] = encode_labels(gold[1], classes)

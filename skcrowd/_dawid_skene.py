@@ -17,6 +17,7 @@ from ._base import (
 )
 from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
+from ._ratings import per_class
 
 __all__ = ["DawidSkene", "dawid_skene_prior_grid"]
 
@@ -234,7 +235,8 @@ class DawidSkene(CrowdModel):
     def _fixed_prior(self, n_classes):
         if self.class_prior is None:
             return None
-        prior = np.asarray(self.class_prior, dtype=np.float64)
+        prior = np.asarray(per_class(self.class_prior, self.classes_, "class_prior"),
+                           dtype=np.float64)
         if prior.shape != (n_classes,) or np.any(prior <= 0) or not np.isclose(prior.sum(), 1):
             raise ValueError(
                 f"class_prior must be {n_classes} positive numbers summing to 1, "

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import CrowdModel, has_gold, numba_threads
 from ._dask import DaskRatingData
 from ._kernels import _glad as kernels
+from ._ratings import per_class
 
 __all__ = ["GLAD"]
 
@@ -243,7 +244,8 @@ class GLAD(CrowdModel):
             if self.class_prior == "learn":
                 return None
             return np.full(n_classes, 1.0 / n_classes)
-        prior = np.asarray(self.class_prior, dtype=np.float64)
+        prior = np.asarray(per_class(self.class_prior, self.classes_, "class_prior"),
+                           dtype=np.float64)
         if prior.shape != (n_classes,) or np.any(prior <= 0) or not np.isclose(prior.sum(), 1):
             raise ValueError(
                 f"class_prior must be {n_classes} positive numbers summing to 1, "

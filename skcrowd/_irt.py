@@ -269,6 +269,8 @@ class IRT3PL(CrowdModel):
     }
 
     _min_classes = 2
+    #: classes_[1] is the positive class: an unsorted classes= is refused
+    _positive_class_is_last = True
     _supports_dask = True
     _rater_params = ("alpha_sens", "alpha_spec")
     _shared_params = ("prior", "hyper")
@@ -1019,7 +1021,8 @@ def _check_binary(data):
     if data.n_classes != 2:
         raise ValueError(
             f"IRT3PL needs binary ratings (exactly two classes); got {data.n_classes} "
-            "classes. Pass classes=[negative, positive] if only one label occurs."
+            "classes. Pass classes=[negative, positive] if only one label occurs (sorted: "
+            "the positive class is classes_[1])."
         )
 
 

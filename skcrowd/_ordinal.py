@@ -18,7 +18,7 @@ from ._base import (CrowdModel, item_chunks, item_ids_of, item_keys, item_normal
 from ._dask import DaskRatingData
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
-from ._ratings import per_item
+from ._ratings import per_class, per_item
 
 __all__ = ["OrdinalMixture"]
 
@@ -556,7 +556,8 @@ class OrdinalMixture(CrowdModel):
         if self.spam_distribution is None:
             spam = np.full(n_classes, 1.0 / n_classes)
         else:
-            spam = np.asarray(self.spam_distribution, dtype=np.float64).ravel()
+            spam = np.asarray(per_class(self.spam_distribution, self.classes_,
+                                        "spam_distribution"), dtype=np.float64).ravel()
             if (spam.shape != (n_classes,) or np.any(~np.isfinite(spam))
                     or np.any(spam <= 0) or not np.isclose(spam.sum(), 1)):
                 raise ValueError(
@@ -1138,7 +1139,8 @@ class OrdinalMixture(CrowdModel):
         if self.spam:
             spam = rng.random(data.n_ratings) >= self.rater_reliability_[data.rater]
             pi = (np.full(K, 1.0 / K) if self.spam_distribution is None
-                  else np.asarray(self.spam_distribution, dtype=float))
+                  else np.asarray(per_class(self.spam_distribution, self.classes_,
+                                            "spam_distribution"), dtype=float))
             codes[spam] = rng.choice(K, size=int(spam.sum()), p=pi)
         return codes.astype(np.int32)
 

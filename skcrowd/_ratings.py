@@ -703,7 +703,7 @@ def _missing_any(values):
     return _is_missing(values)
 
 
-def gold_per_item(y, item_ids):
+def gold_per_item(y, item_ids, *, ids_are_rows=False):
     """The known true labels ``y`` of a fit, as (item positions, labels).
 
     ``y`` is either one entry per item in row order (array-like; missing
@@ -712,8 +712,17 @@ def gold_per_item(y, item_ids):
     key that is not an item of ``X`` is an error: it is almost always an id
     of another type (``1`` vs ``"1"``), and silently dropping it would fit
     without the gold the user meant to give.
+
+    ``ids_are_rows``: ``X`` is a matrix (array or sparse), whose items are
+    its rows and have no ids.  A Series is then one entry per row, in order,
+    as scikit-learn reads ``y``: its index is whatever the user's table
+    had (rows of ``df.sort_values(...)``, a cross-validation fold), and
+    reading it as row numbers clamped gold on other items.  A mapping stays
+    keyed by row number (it is explicit).
     """
     item_ids = np.asarray(item_ids)
+    if ids_are_rows and not isinstance(y, Mapping) and hasattr(y, "to_numpy"):
+        y = y.to_numpy(dtype=object) if getattr(y, "ndim", 1) == 1 else y.to_numpy()
     if isinstance(y, Mapping) or hasattr(y, "index") and hasattr(y, "to_numpy"):
         if isinstance(y, Mapping):
             keys, values = list(y.keys()), list(y.values())
@@ -1078,6 +1087,7 @@ def fit_classes(estimator, labels, scale=None):
     codes = None
     if estimator.classes is not None:
         estimator.classes_ = check_classes(estimator.classes)
+        _check_class_order(estimator)
     elif scale is not None:
         estimator.classes_ = check_classes(scale)
     else:
@@ -1100,6 +1110,34 @@ def fit_classes(estimator, labels, scale=None):
             UserWarning,
         )
     return codes
+
+
+def _check_class_order(estimator):
+    """``classes_`` is sorted whatever the order of ``classes=``; where that
+    order would mean something (a ``class_prior`` or OrdinalMixture's
+    ``spam_distribution`` of numbers, which follow ``classes_``; IRT3PL's
+    positive class ``classes_[1]``), an unsorted
+    ``classes`` is refused rather than silently read in another order."""
+    given = np.asarray(estimator.classes)
+    if np.array_equal(given, estimator.classes_):
+        return
+    reasons = []
+    pd = loaded_pandas()
+    for name in ("class_prior", "spam_distribution"):  # one value per class
+        values = getattr(estimator, name, None)
+        if pd is not None and isinstance(values, pd.Series):
+            continue  # aligned by class label (per_class): the order is not used
+        if values is not None and not isinstance(values, str):
+            reasons.append(f"{name}={np.asarray(values).tolist()!r} is read in that order")
+    if getattr(estimator, "_positive_class_is_last", False):
+        reasons.append(f"the positive class is classes_[1] = {show(estimator.classes_[1])}")
+    if reasons:
+        raise ValueError(
+            f"classes={given.tolist()!r} is not sorted; {type(estimator).__name__} sorts "
+            f"them (classes_ = {estimator.classes_.tolist()!r}), and "
+            + " and ".join(reasons) + ". Pass classes in sorted order (and per-class "
+            "values in the same order)."
+        )
 
 
 def set_raters(estimator, rater_ids, *, by_position=False):
@@ -1211,7 +1249,7 @@ def encode(estimator, X, *, reset):
         rater = ratings._rater
     if not reset or codes is None:
         codes = encode_labels(ratings.label, estimator.classes_)
-    return RatingData(
+    data = RatingData(
         ratings._item,
         rater,
         codes,
@@ -1222,6 +1260,30 @@ def encode(estimator, X, *, reset):
         item_name=_item_name(X, form),
         form=form,
         ratings=ratings,
+    )
+    if form == "long":
+        # the table's rows (ratings), to tell one of its columns from
+        # per-item values (see check_not_a_rating_column)
+        data.table_index = X.index
+    return data
+
+
+def check_not_a_rating_column(values, data, what):
+    """A per-item argument (``y``, ``groups``) that is a column of the long
+    table ``X`` holds one value per *rating*, indexed by the table's rows.
+    Aligned "by item id", integer item ids that are also row labels would
+    read item k's value from row k (another item's rating), silently."""
+    rows = getattr(data, "table_index", None)
+    pd = loaded_pandas()
+    if (rows is None or pd is None or not isinstance(values, pd.Series)
+            or len(values) != len(rows) or len(rows) == data.n_items
+            or not values.index.equals(rows)):
+        return
+    name = data.item_name or "item"
+    raise ValueError(
+        f"{what} is a column of the long table (one value per rating, indexed by the "
+        f"table's rows), not one value per item; pass one per item, indexed by item "
+        f"id, e.g. df.groupby({name!r})[column].first()."
     )
 
 
@@ -1236,24 +1298,39 @@ def _item_name(X, form):
 def per_item(values, data, what):
     """Per-item ``values`` in the row order of ``data``: a pandas Series is
     aligned by item id (every item of ``data`` must be in its index); any
-    other array-like is taken in row order, as given."""
-    return aligned_by_id(values, data.item_ids, what)
+    other array-like is taken in row order, as given.  A matrix's items are
+    its rows and have no ids: a Series is then in row order too, whatever
+    its index (keyed as row numbers, a reordered table's column gave items
+    other items' values)."""
+    check_not_a_rating_column(values, data, what)
+    return aligned_by_id(values, None if data.form == "matrix" else data.item_ids, what)
 
 
-def aligned_by_id(values, ids, what):
-    """``values`` in the order of the item ids ``ids``: a pandas Series is
-    aligned by its index (every id must be in it); any other array-like,
-    or any ``values`` when ``ids`` is None, is taken in order, as given."""
+def aligned_by_id(values, ids, what, kind="item"):
+    """``values`` in the order of the item (``kind="rater"``: rater) ids
+    ``ids``: a pandas Series is aligned by its index (every id must be in
+    it); any other array-like, or any ``values`` when ``ids`` is None, is
+    taken in order, as given."""
     pd = loaded_pandas()
     if pd is None or not isinstance(values, pd.Series) or ids is None:
         return np.asarray(values)
     index = values.index
     if not index.is_unique:
-        raise ValueError(f"{what} is a Series whose index (item ids) has repeated ids.")
+        raise ValueError(f"{what} is a Series whose index ({kind} ids) has repeated ids.")
     missing = ~pd.Index(ids).isin(index)
     if missing.any():
+        noun = "label" if kind == "class" else "id"
         raise ValueError(
-            f"{what} is a Series indexed by item id, but item "
+            f"{what} is a Series indexed by {kind} {noun}, but {kind} "
             f"{show(np.asarray(ids)[np.argmax(missing)])} is not in its index."
         )
     return values.loc[ids].to_numpy()
+
+
+def per_class(values, classes, what):
+    """A per-class parameter (``class_prior``, ``spam_distribution``) in
+    the order of ``classes_``: a pandas Series is aligned by class label
+    (``df["label"].value_counts(normalize=True)`` is ordered by count, and
+    read by position it gave each class another class's value); anything
+    else is taken in order, as given."""
+    return aligned_by_id(values, classes, what, kind="class")

@@ -21,12 +21,17 @@ Both are model-agnostic: they use only ``predict_proba`` and
 model.  See :ref:`active` for the simulated collection loop.
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 from scipy.special import xlogy
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn.utils._set_output import _get_output_config
+
 from ._base import CrowdEstimator
-from ._ratings import Ratings
+from ._ratings import Ratings, _item_name, aligned_by_id, input_form, loaded_pandas, show, \
+    to_ratings
 
 __all__ = ["expected_information_gain", "information_gain_ranking", "uncertainty_ranking"]
 
@@ -36,12 +41,40 @@ def _entropy(proba):
 
 
 def _as_ratings(model, X):
-    if isinstance(X, Ratings):
-        return X
-    if hasattr(X, "iloc") and hasattr(X, "columns"):
-        return Ratings.from_matrix(X.to_numpy(), rater_ids=np.asarray(X.columns),
-                                   item_ids=np.asarray(X.index))
-    return Ratings.from_matrix(X, rater_ids=np.asarray(model.rater_ids_))
+    """``X`` as a :class:`Ratings` on the model's rater ids, read as the
+    model reads it (the data layer: a long table is ratings, not a matrix
+    whose raters are called 'item', 'rater', 'label'; a matrix and the
+    columns of a wide frame are checked against the fit, and are raters by
+    position when the model was fitted on an unnamed matrix)."""
+    if input_form(X) == "matrix":  # raters by position (and no item is no gain)
+        return Ratings.from_matrix(X, rater_ids=np.asarray(model.rater_ids_))
+    ratings, form, _ = to_ratings(model, X, reset=False)
+    if form == "wide" and getattr(model, "_raters_by_position", True):
+        ratings = Ratings._from_sorted(ratings._item, ratings._rater, ratings.label,
+                                       ratings.item_ids, np.asarray(model.rater_ids_))
+    return ratings
+
+
+def _pools_by_item_id(raters, R, form, fitted):
+    """Per-item pools given by item id, in the order of ``R``'s items: a
+    mapping (an item absent from it has no candidate rater; a key that is
+    no item of ``X`` is an error, as for the gold ``y``) or a pandas Series
+    indexed by item id (aligned by id; in row order for a matrix, whose
+    items have no ids).  Anything else is returned as given."""
+    pd = loaded_pandas()
+    if isinstance(raters, Mapping):
+        position = {key: i for i, key in enumerate(R.item_ids.tolist())}
+        pools = [fitted[:0]] * len(R)
+        for key, pool in raters.items():
+            if key not in position:
+                raise ValueError(f"raters has a pool for item {show(key)}, which is not "
+                                 "an item of X.")
+            pools[position[key]] = np.asarray(pool)
+        return pools
+    if pd is not None and isinstance(raters, pd.Series):
+        values = aligned_by_id(raters, None if form == "matrix" else R.item_ids, "raters")
+        return [np.asarray(pool) for pool in values]
+    return raters
 
 
 def _pools(raters, n_items, fitted):
@@ -74,6 +107,27 @@ def _pools(raters, n_items, fitted):
     return pools
 
 
+def _by_item_id(model, X, item_ids, values, name):
+    """Per-item ``values`` as the models return per-item results for ``X``:
+    a Series indexed by item id for a long table (whose rows are ratings, so
+    positions in the sorted ids would be hidden knowledge) or with
+    ``set_output(transform="pandas")``; else the array."""
+    form = input_form(X)
+    if form != "long" and _get_output_config("transform", model)["dense"] != "pandas":
+        return values
+    pd = loaded_pandas()
+    index = (pd.RangeIndex(len(values)) if form == "matrix"
+             else pd.Index(item_ids, name=_item_name(X, form)))
+    return pd.Series(values, index=index, name=name)
+
+
+def _ranked(gain):
+    """Best candidate first: positions for an array, item ids (the index,
+    in rank order) for a Series."""
+    order = np.argsort(-np.asarray(gain), kind="stable")
+    return gain.index.to_numpy()[order] if hasattr(gain, "index") else order
+
+
 def _check(model):
     if not isinstance(model, CrowdEstimator):
         raise ValueError(f"model must be a fitted skcrowd estimator; got {type(model).__name__}.")
@@ -92,7 +146,9 @@ def uncertainty_ranking(model, X):
     -------
     order : ndarray of shape (n_items,)
         Item positions (rows of ``X``), best candidate first; ties keep row
-        order.
+        order.  The item ids instead when ``model`` returns pandas results
+        for ``X`` (a long-form DataFrame, whose rows are ratings, or
+        ``set_output(transform="pandas")``).
 
     Examples
     --------
@@ -104,7 +160,11 @@ def uncertainty_ranking(model, X):
     np.int64(1)
     """
     _check(model)
-    return np.argsort(-_entropy(np.asarray(model.predict_proba(X))), kind="stable")
+    proba = model.predict_proba(X)
+    entropy = _entropy(np.asarray(proba))
+    if hasattr(proba, "index"):  # pandas results: indexed by item id
+        entropy = loaded_pandas().Series(entropy, index=proba.index)
+    return _ranked(entropy)
 
 
 def expected_information_gain(model, X, raters=None, weights=None):
@@ -118,15 +178,25 @@ def expected_information_gain(model, X, raters=None, weights=None):
     raters : array-like of rater ids, or list of such arrays, default=None
         The pool: one array for every item (default: every rater of the
         fitted model), or one array per item (e.g. the raters still
-        available for it).
-    weights : array-like, default=None
-        With one pool for every item, the probability of each of its raters
-        answering next (default: uniform).
+        available for it): a list in the row order of ``X`` (for long form
+        and Ratings: the sorted item ids), a dict keyed by item id (an item
+        absent from it has no candidate rater), or a pandas Series indexed
+        by item id, aligned by id.  For an array or sparse ``X`` the item
+        ids are the row numbers, and a Series is in row order.
+    weights : array-like or Series, default=None
+        The probability of each rater of the pool answering next (default:
+        uniform): an array in the order of the pool (every item's pool of
+        that length), or a pandas Series indexed by rater id, aligned with
+        each item's pool by id and normalised over it.
 
     Returns
     -------
-    gain : ndarray of shape (n_items,)
-        0 for an item whose pool is empty.
+    gain : ndarray of shape (n_items,) or Series
+        0 for an item whose pool is empty.  A Series named
+        ``information_gain`` indexed by item id when ``model`` returns
+        pandas results for ``X`` (long-form input or
+        ``set_output(transform="pandas")``), as
+        :func:`~skcrowd.metrics.posterior_entropy`.
 
     Examples
     --------
@@ -142,13 +212,21 @@ def expected_information_gain(model, X, raters=None, weights=None):
     R = _as_ratings(model, X)
     n_items = len(R)
     fitted = np.asarray(model.rater_ids_)
-    pools = _pools(raters, n_items, fitted)
+    pools = _pools(_pools_by_item_id(raters, R, input_form(X), fitted), n_items, fitted)
     if weights is not None:
-        weights = np.asarray(weights, dtype=np.float64)
-        if (any(weights.shape != (len(p),) for p in pools) or not np.all(np.isfinite(weights))
-                or np.any(weights < 0) or weights.sum() <= 0):
-            raise ValueError("weights must be one non-negative number per rater of the pool.")
-        weights = weights / weights.sum()
+        pd = loaded_pandas()
+        if pd is not None and isinstance(weights, pd.Series):
+            # indexed by rater id: aligned with each pool by id, not position
+            per_pool = [np.asarray(aligned_by_id(weights, p, "weights", "rater"),
+                                   dtype=np.float64) for p in pools]
+        else:
+            per_pool = [np.asarray(weights, dtype=np.float64)] * n_items
+        for w, p in zip(per_pool, pools):
+            if len(p) and (w.shape != (len(p),) or not np.all(np.isfinite(w))
+                           or np.any(w < 0) or w.sum() <= 0):
+                raise ValueError(
+                    "weights must be one non-negative number per rater of the pool.")
+        weights = [w / w.sum() if len(p) else w[:0] for w, p in zip(per_pool, pools)]
     classes = model.classes_
     K = len(classes)
     base_proba = np.asarray(model.predict_proba(R))
@@ -158,7 +236,7 @@ def expected_information_gain(model, X, raters=None, weights=None):
     sizes = np.array([len(p) for p in pools], dtype=np.int64) * K
     owner = np.repeat(np.arange(n_items), sizes)
     if len(owner) == 0:
-        return np.zeros(n_items)
+        return _by_item_id(model, X, R.item_ids, np.zeros(n_items), "information_gain")
     hyp_rater = np.concatenate([np.repeat(p, K) for p in pools])
     hyp_label = np.concatenate([np.tile(classes, len(p)) for p in pools])
     counts = np.diff(R._item_ptr)
@@ -169,8 +247,11 @@ def expected_information_gain(model, X, raters=None, weights=None):
     rater = np.concatenate([R.rater[take], hyp_rater])
     label = np.concatenate([R.label[take], hyp_label])
     order = np.argsort(item, kind="stable")
+    # raters of X the model has not seen (unknown_raters="prior") are raters
+    # of the hypotheses too; the model scores them with its population rater
+    new = R.rater_ids[~np.isin(R.rater_ids, fitted)]
     H = Ratings(item[order], rater[order], label[order], item_ids=np.arange(len(owner)),
-                rater_ids=fitted)
+                rater_ids=np.concatenate([fitted, new]) if len(new) else fitted)
     proba = np.asarray(model.predict_proba(H))
     predictive = np.exp(np.asarray(model.score_samples(H)) - base_score[owner])
     after = _entropy(proba)
@@ -181,13 +262,13 @@ def expected_information_gain(model, X, raters=None, weights=None):
     expected = (predictive * after.reshape(-1, K)).sum(axis=1)
     pair_owner = owner[::K]
     if weights is not None:
-        pair_weight = np.tile(weights, n_items)
+        pair_weight = np.concatenate(weights)
     else:
         pair_weight = 1.0 / np.repeat(np.maximum(sizes // K, 1), sizes // K)
     expected_after = np.bincount(pair_owner, weights=pair_weight * expected, minlength=n_items)
     gain = _entropy(base_proba) - expected_after
     gain[sizes == 0] = 0.0
-    return np.maximum(gain, 0.0)
+    return _by_item_id(model, X, R.item_ids, np.maximum(gain, 0.0), "information_gain")
 
 
 def information_gain_ranking(model, X, raters=None, weights=None):
@@ -196,7 +277,8 @@ def information_gain_ranking(model, X, raters=None, weights=None):
     Returns
     -------
     order : ndarray of shape (n_items,)
-        Item positions, best candidate first.
+        Item positions, best candidate first (item ids for long-form input
+        or pandas output, as :func:`uncertainty_ranking`).
 
     Examples
     --------
@@ -207,5 +289,4 @@ def information_gain_ranking(model, X, raters=None, weights=None):
     >>> information_gain_ranking(DawidSkene().fit(X), X)[0]
     np.int64(1)
     """
-    gain = expected_information_gain(model, X, raters=raters, weights=weights)
-    return np.argsort(-gain, kind="stable")
+    return _ranked(expected_information_gain(model, X, raters=raters, weights=weights))

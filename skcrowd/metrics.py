@@ -26,7 +26,7 @@ from ._agreement import (
     uncertainty,
 )
 from ._ratings import _as_label_array, _missing_any, aligned_by_id, check_positive_int, \
-    loaded_pandas
+    input_form, loaded_pandas
 
 __all__ = [
     "gold_accuracy",
@@ -99,6 +99,10 @@ def gold_accuracy_scorer(estimator, X, y):
     (``fit(X_train, y_train)``, clamped) and the test fold's items are
     predicted from their ratings alone, so their gold is never seen.
 
+    ``y`` is read as ``fit`` reads it: a pandas Series is paired with the
+    items of ``X`` by item id (a Ratings, a long or wide DataFrame), and
+    with the rows of a matrix (array, sparse) in order.
+
     Examples
     --------
     >>> import numpy as np
@@ -119,7 +123,20 @@ def gold_accuracy_scorer(estimator, X, y):
             "score it on gold with make_scorer(skcrowd.metrics.mean_squared_error, "
             "greater_is_better=False) or skcrowd.metrics.correlation instead."
         )
-    return gold_accuracy(y, estimator.predict(X))
+    predicted = estimator.predict(X)
+    pd = loaded_pandas()
+    if pd is not None and isinstance(y, pd.Series):
+        form = input_form(X)
+        if form == "matrix":
+            # a matrix's items are its rows, with no ids: y is in row order,
+            # as fit reads it (its index is a fold's rows of the user's table)
+            y = y.to_numpy(dtype=object)
+            predicted = np.asarray(predicted)
+        elif not isinstance(predicted, pd.Series):
+            # y is keyed by item id, as fit reads it: pair by id, not position
+            ids = X.item_ids if form == "ratings" else X.index
+            predicted = pd.Series(np.asarray(predicted), index=ids)
+    return gold_accuracy(y, predicted)
 
 
 def _known(y_true, y_pred):

@@ -209,3 +209,61 @@ def test_empty_input_error_does_not_name_the_internal_reader(metric):
     with pytest.raises(ValueError, match="0 sample") as error:
         metric(np.empty((0, 3)))
     assert "MajorityVote" not in str(error.value)
+
+
+@pytest.mark.parametrize("Model", [DawidSkene, MACE, MajorityVote])
+def test_uncertainty_and_consistency_score_new_raters_with_the_population(Model):
+    # With unknown_raters="prior" the models' predict_proba takes a rater
+    # never seen in fit, but uncertainty and consistency failed with
+    # "IndexError: index 3 is out of bounds for axis 0 with size 3" (the
+    # skills had no entry for the population rater).
+    pd = pytest.importorskip("pandas")
+    long = pd.DataFrame({"item": [0, 0, 0, 1, 1, 1, 2, 2, 3, 3],
+                         "rater": ["a", "b", "c", "a", "b", "c", "a", "b", "a", "z"],
+                         "label": [0, 0, 1, 1, 1, 1, 0, 1, 1, 0]})
+    seen = long[long.rater != "z"]
+    model = Model(unknown_raters="prior").fit(seen)
+    population = model._with_unknown_raters(model._encode(long, reset=False))
+    s_a = getattr(model, "rater_accuracy_", np.ones(3))[0]
+    s_z = getattr(population, "rater_accuracy_", np.ones(4))[3]  # the population's
+    # item 3: "a" says 1, "z" (the population rater) says 0; per class
+    weights = np.array([[1 - s_a, s_a], [s_z, 1 - s_z]])
+    shares = weights.sum(axis=0) / weights.sum()
+    with np.errstate(invalid="ignore"):
+        # skills of 1 that disagree (MajorityVote): no class fits, 0
+        posterior = np.nan_to_num(weights.prod(axis=0) / weights.prod(axis=0).sum())
+    predicted = int(model.predict(long)[3])
+    for metric, item3 in ((uncertainty, -np.sum(shares * np.log(shares))),
+                          (consistency, posterior[predicted])):
+        values = metric(model, long, aggregate=False)
+        assert values.index.tolist() == [0, 1, 2, 3]
+        np.testing.assert_allclose(values.iloc[:3], metric(model, seen, aggregate=False)[:3])
+        np.testing.assert_allclose(values.iloc[3], item3)
+    # by rater: one row per rater seen in fit (the new raters are none of them)
+    by_rater = uncertainty(model, long, by="rater", aggregate=False)
+    assert by_rater.index.tolist() == ["a", "b", "c"]
+    np.testing.assert_allclose(by_rater.iloc[1:], uncertainty(
+        model, seen, by="rater", aggregate=False).iloc[1:])
+    with pytest.raises(ValueError, match="skills must be 3 probabilities"):
+        uncertainty(model, long, skills=[1, 1, 1, 1])
+
+
+def test_skills_series_is_aligned_by_rater_id():
+    # crowd-kit passes skills as a Series indexed by worker; skcrowd took it
+    # by position, so skills in another order than rater_ids_ went to other
+    # raters, silently (consistency of item 2: 0.2059 instead of 0.8571).
+    pd = pytest.importorskip("pandas")
+    long = pd.DataFrame({"item": [0, 0, 0, 1, 1, 1, 2, 2, 3, 3],
+                         "rater": ["a", "b", "c", "a", "b", "c", "a", "b", "a", "c"],
+                         "label": [0, 0, 1, 1, 1, 1, 0, 1, 1, 0]})
+    model = MajorityVote().fit(long)
+    in_order = np.array([0.9, 0.6, 0.7])  # rater_ids_ a, b, c
+    shuffled = pd.Series(in_order, index=["a", "b", "c"])[["c", "a", "b"]]
+    for metric, params in ((uncertainty, {}), (uncertainty, {"by": "rater"}),
+                           (consistency, {})):
+        np.testing.assert_array_equal(
+            metric(model, long, skills=shuffled, aggregate=False, **params),
+            metric(model, long, skills=in_order, aggregate=False, **params))
+    with pytest.raises(ValueError, match="skills is a Series indexed by rater id, but "
+                                         "rater 'c' is not in its index"):
+        uncertainty(model, long, skills=shuffled[["a", "b"]])

@@ -331,6 +331,64 @@ def test_bug4_nan_in_classes_is_named():
             DawidSkene(classes=[0, 1, missing]).fit(X)
 
 
+def test_unsorted_classes_are_refused_where_their_order_means_something():
+    # classes_ is sorted whatever the order of classes=; class_prior is in
+    # the order of classes_, and IRT3PL's positive class is classes_[1].
+    # DawidSkene(classes=["pos", "neg"], class_prior=[0.9, 0.1]) gave "neg"
+    # the prior 0.9, silently; IRT3PL(classes=[1, 0]) kept 1 positive.
+    from skcrowd import GLAD, IRT3PL, MACE
+
+    X = np.array([["pos", "neg", "pos"], ["neg", "neg", None], ["pos", "pos", "pos"]],
+                 dtype=object)
+    for Model in (DawidSkene, GLAD, MACE):
+        with pytest.raises(ValueError, match=r"classes=\['pos', 'neg'\] is not sorted.*"
+                                             r"class_prior"):
+            Model(classes=["pos", "neg"], class_prior=[0.9, 0.1]).fit(X)
+        model = Model(classes=["neg", "pos"], class_prior=[0.1, 0.9]).fit(X)
+        assert model.classes_.tolist() == ["neg", "pos"]
+        # without a per-class parameter the order changes nothing: accepted
+        assert Model(classes=["pos", "neg"]).fit(X).classes_.tolist() == ["neg", "pos"]
+    with pytest.raises(ValueError, match=r"classes=\[1, 0\] is not sorted.*positive"):
+        IRT3PL(classes=[1, 0]).fit(np.array([[1, 0, 1], [0, 0, 1], [1, 1, 1]]))
+    from skcrowd import OrdinalMixture
+
+    scale = np.array([[1, 2, 3], [3, 3, 2], [1, 1, 2]])
+    with pytest.raises(ValueError, match=r"is not sorted.*spam_distribution"):
+        OrdinalMixture(classes=[3, 2, 1], spam_distribution=[0.6, 0.3, 0.1]).fit(scale)
+
+
+def test_per_class_parameters_given_as_a_series_are_aligned_by_class_label():
+    # class_prior=df["label"].value_counts(normalize=True) is ordered by
+    # count, not by label: taken by position, the common class's share went
+    # to the rare class, silently (likewise OrdinalMixture's spam_distribution).
+    from skcrowd import GLAD, MACE, OrdinalMixture
+
+    X = np.array([["pos", "neg", "pos"], ["neg", "neg", None], ["pos", "pos", "pos"],
+                  ["pos", "pos", "neg"]], dtype=object)
+    by_count = pd.Series({"pos": 0.8, "neg": 0.2})  # value_counts order
+    for Model in (DawidSkene, GLAD, MACE):
+        a = Model(class_prior=by_count, random_state=0).fit(X)
+        b = Model(class_prior=[0.2, 0.8], random_state=0).fit(X)  # classes_ = ['neg', 'pos']
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+        np.testing.assert_array_equal(a.class_prior_, b.class_prior_)
+        # unsorted classes= no longer matters: the Series names the classes
+        assert Model(classes=["pos", "neg"], class_prior=by_count).fit(X).classes_.tolist() \
+            == ["neg", "pos"]
+        with pytest.raises(ValueError, match="class_prior is a Series indexed by class "
+                                             "label, but class 'neg' is not in its index"):
+            Model(class_prior=pd.Series({"pos": 1.0, "no": 0.0})).fit(X)
+    scale = np.array([[1, 2, 3], [3, 3, 2], [1, 1, 2], [2, 2, 2]])
+    params = dict(n_init=1, max_iter=10, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = OrdinalMixture(spam_distribution=pd.Series({3: 0.6, 1: 0.3, 2: 0.1}),
+                           **params).fit(scale)
+        b = OrdinalMixture(spam_distribution=[0.3, 0.1, 0.6], **params).fit(scale)
+    np.testing.assert_array_equal(a.predict_proba(scale), b.predict_proba(scale))
+    np.testing.assert_array_equal(a.sample(scale, random_state=0),
+                                  b.sample(scale, random_state=0))
+
+
 def test_classes_must_be_one_dimensional():
     # [[0, 1], [2, 3]] was flattened into the scale 0..3, silently
     X = np.array([[0, 1], [2, 3], [1, 1]])
@@ -383,6 +441,50 @@ def test_groups_series_is_aligned_by_item_id():
                                   b.predict(R, groups=in_order))
     with pytest.raises(ValueError, match="is not in its index"):
         OrdinalMixture(**params).fit(long, groups=shuffled.iloc[1:])
+
+
+
+def test_a_column_of_the_long_table_is_not_taken_for_per_item_values():
+    # fit(long, groups=long["query"]) passes one group per *rating*, indexed
+    # by the table's rows.  With integer item ids 0..39 inside the row labels
+    # 0..199, aligning "by item id" read item k's group from row k (a rating
+    # of item k // 5): wrong groups, silently.
+    from skcrowd.datasets import make_ordinal
+
+    long = make_ordinal(n_items=40, n_raters=5, random_state=0).ratings.to_long()
+    long["query"] = long["item"] % 4
+    params = dict(difficulty="group", n_init=1, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="groups is a column of the long table"):
+            OrdinalMixture(**params).fit(long, groups=long["query"])
+        with pytest.raises(ValueError, match="y is a column of the long table"):
+            DawidSkene().fit(long, long["label"])
+        per_item = long.groupby("item")["query"].first()
+        model = OrdinalMixture(**params).fit(long, groups=per_item)
+        with pytest.raises(ValueError, match="groups is a column of the long table"):
+            model.predict(long, groups=long["query"])
+        assert model.predict(long, groups=per_item).shape == (40,)
+
+
+def test_groups_series_with_a_matrix_is_read_in_row_order():
+    # A matrix's items are its rows, without ids; a groups Series
+    # (df["query"] of the table the matrix came from) was keyed by its index
+    # as if it were row numbers: after reordering the rows, items got other
+    # items' groups, silently (another group_difficulty_).
+    from skcrowd.datasets import make_ordinal
+
+    X = make_ordinal(n_items=60, n_raters=6, random_state=0).ratings.to_dense()
+    groups = pd.Series(np.arange(60) % 4)
+    order = np.random.default_rng(0).permutation(60)
+    params = dict(difficulty="group", n_init=1, max_iter=15, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = OrdinalMixture(**params).fit(X[order], groups=groups[order])
+        b = OrdinalMixture(**params).fit(X[order], groups=groups.to_numpy()[order])
+        np.testing.assert_array_equal(a.group_difficulty_, b.group_difficulty_)
+        np.testing.assert_array_equal(a.predict(X[order], groups=groups[order]),
+                                      b.predict(X[order], groups=groups.to_numpy()[order]))
 
 
 def test_pandas_stays_optional():

@@ -173,6 +173,57 @@ def test_gold_accuracy_and_scorer(binary):
     assert np.all(scores > 0.8)
 
 
+@pytest.mark.parametrize("model", [DawidSkene(), MajorityVote()], ids=lambda m: type(m).__name__)
+def test_a_series_y_with_a_matrix_is_read_in_row_order(binary, model):
+    # A matrix's items are its rows: they have no ids.  A pandas Series y
+    # (X, y = df[raters].to_numpy(), df["gold"]) was keyed by its index as
+    # if that were row numbers: after df.sort_values(...) the gold was
+    # clamped on other items, silently; in cross-validation the training
+    # fold's y failed, "ValueError: y has a label for item 533, which is not
+    # an item of X".
+    pd = pytest.importorskip("pandas")
+    sim, known, y = binary
+    X = sim.ratings.to_dense()
+    order = np.random.default_rng(2).permutation(len(y))
+    gold = pd.Series(y)[order]  # the index keeps the old row numbers
+    labels = _fit_quietly(model, X[order], gold)
+    np.testing.assert_array_equal(labels[known[order]], sim.true_labels[order][known[order]])
+    np.testing.assert_array_equal(labels, _fit_quietly(model, X[order], y[order]))
+    scores = cross_val_score(model, X, pd.Series(sim.true_labels), cv=3,
+                             scoring=gold_accuracy_scorer, error_score="raise")
+    np.testing.assert_array_equal(scores, cross_val_score(
+        model, X, sim.true_labels, cv=3, scoring=gold_accuracy_scorer))
+    # a mapping is explicit: keyed by row number, as documented
+    first = {0: sim.true_labels[0]}
+    assert _fit_quietly(model, X, first)[0] == sim.true_labels[0]
+
+
+def test_gold_accuracy_scorer_pairs_a_gold_series_with_the_items_of_x(binary):
+    # fit(X, y) reads a gold Series by item id; the scorer paired it with the
+    # predictions of a Ratings (or wide DataFrame) by position: gold in
+    # another order than X scored 0.49 instead of 0.93 on rte, silently.
+    pd = pytest.importorskip("pandas")
+    sim, known, y = binary
+    R = sim.ratings
+    model = DawidSkene().fit(R)
+    gold = pd.Series(sim.true_labels, index=R.item_ids)
+    shuffled = gold.sample(frac=1, random_state=0)
+    wide = R.to_long().pivot(index="item", columns="rater", values="label")
+    expected = gold_accuracy(sim.true_labels, model.predict(R))
+    for X in (R, wide, R.to_long()):
+        fitted = DawidSkene().fit(X)
+        assert gold_accuracy_scorer(fitted, X, shuffled) == expected
+        assert gold_accuracy_scorer(fitted, X, gold) == expected
+    # a matrix's items are its rows: a Series is read in row order (its
+    # index is a cross-validation fold's, not row numbers), as fit reads it
+    X = R.to_dense()
+    fitted = DawidSkene().fit(X)
+    part = gold.iloc[10:].set_axis(np.arange(10, len(gold)))
+    for fitted in (fitted, DawidSkene().set_output(transform="pandas").fit(X)):
+        assert gold_accuracy_scorer(fitted, X[10:], part) == gold_accuracy(
+            sim.true_labels[10:], np.asarray(fitted.predict(X[10:])))
+
+
 def test_gold_accuracy_scorer_refuses_a_model_that_predicts_values():
     # OrdinalMixture's (and MeanRating's) predict is a mean on the label
     # scale, never equal to a class: the scorer gave 0.0, silently

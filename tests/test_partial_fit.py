@@ -207,3 +207,19 @@ def test_a_stream_of_wide_frames_predicts_a_frame_of_all_its_raters():
             "item").reset_index())))
     with pytest.raises(ValueError, match="column 0 is 'z' where 'x' is expected"):
         model.predict(everyone[["z", "x", "y"]])
+
+
+def test_batches_of_a_matrix_take_a_series_y_in_row_order():
+    # y[k:k + 200] of a Series keeps the index k..k + 199: read as row
+    # numbers of the batch, the second batch failed with "ValueError: y has a
+    # label for item 200, which is not an item of X".
+    import pandas as pd
+
+    R = make_dawid_skene(n_items=800, n_raters=10, ratings_per_item=3, random_state=0)
+    X, truth = R.ratings.to_dense(), R.true_labels
+    y = np.where(np.arange(800) % 5 == 0, truth, np.nan)
+    as_series, as_array = DawidSkene(), DawidSkene()
+    for k in range(0, 800, 200):
+        as_series.partial_fit(X[k:k + 200], pd.Series(y)[k:k + 200])
+        as_array.partial_fit(X[k:k + 200], y[k:k + 200])
+    np.testing.assert_array_equal(as_series.predict_proba(X), as_array.predict_proba(X))
