@@ -320,6 +320,21 @@ def _unique_codes(values, ids=None, what="item"):
     return ids, order[pos].astype(np.int32)
 
 
+def _first_repeated(ids):
+    """An id that occurs more than once in ``ids``, or None (hashing with
+    pandas when it is loaded, else sorting)."""
+    pd = loaded_pandas()
+    if pd is not None:
+        index = pd.Index(ids)
+        return None if index.is_unique else index[index.duplicated()][0]
+    try:
+        ordered = np.sort(ids, kind="stable")
+    except TypeError:
+        return None  # ids of mixed types: encoding them names the problem
+    same = ordered[1:] == ordered[:-1]
+    return ordered[1:][np.argmax(same)] if np.any(same) else None
+
+
 class Ratings:
     """Crowd ratings in long form: one (item, rater, label) triple per rating.
 
@@ -506,6 +521,13 @@ class Ratings:
         rater_ids = np.arange(n_raters) if rater_ids is None else np.asarray(rater_ids)
         if len(item_ids) != n_items or len(rater_ids) != n_raters:
             raise ValueError("item_ids/rater_ids do not match the matrix shape.")
+        for what, ids in (("item", item_ids), ("rater", rater_ids)):
+            # as the constructor checks: two rows (columns) under one id
+            # would be two items (raters) whose results share a label
+            repeated = _first_repeated(ids)
+            if repeated is not None:
+                raise ValueError(f"{what}_ids contains duplicates: {show(repeated)} "
+                                 "is given more than once.")
         return cls._from_sorted(rows, cols, _as_label_array(labels), item_ids, rater_ids)
 
     # -- the matrix-like face used by scikit-learn ---------------------------
@@ -1044,6 +1066,14 @@ def to_ratings(estimator, X, *, reset):
             raise ValueError(" ".join(str(error).split())) from None
         if not reset:
             check_rater_columns(estimator, X.columns)
+        if not X.index.is_unique:
+            raise ValueError(
+                f"The table's index repeats the item id "
+                f"{show(X.index[X.index.duplicated()][0])}: in a wide table (items x "
+                "raters) each row is one item, named by its index. Give every row its own "
+                "id (pd.concat(..., ignore_index=True)), or pass the ratings in long form "
+                "(columns item, rater, label), where an item may have several rows."
+            )
         matrix = check_array(_wide_frame_matrix(X), **options)
         try:
             # the columns are the raters: their names are the rater ids

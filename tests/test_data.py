@@ -544,3 +544,21 @@ def test_nullable_integer_labels_keep_their_type_with_missing_values(form, dtype
     proba = model.predict_proba(X)
     if form != "wide":  # a wide frame's results are arrays
         assert list(proba.columns) == [str(c) for c in classes]  # not "0.0"
+
+
+def test_a_wide_table_whose_index_repeats_an_item_id_is_refused():
+    # pd.concat of two wide tables without ignore_index: two rows named 'x'
+    # were fitted as two items, and item_table / predict_proba gave two
+    # results (different labels) under the one id
+    first = pd.DataFrame({"r1": [0, 1, 1], "r2": [0, 1, 0]}, index=["x", "y", "z"])
+    second = pd.DataFrame({"r1": [1, 0], "r2": [1, 0]}, index=["x", "w"])
+    table = pd.concat([first, second])
+    with pytest.raises(ValueError, match="repeats the item id 'x'.*ignore_index=True"):
+        DawidSkene().fit(table)
+    model = DawidSkene().fit(pd.concat([first, second], ignore_index=True))
+    with pytest.raises(ValueError, match="repeats the item id"):
+        model.predict(table.set_axis([0, 1, 2, 0, 4]))
+    with pytest.raises(ValueError, match="item_ids contains duplicates: 'x'"):
+        Ratings.from_matrix(np.array([[0, 1], [1, 1]]), item_ids=["x", "x"])
+    with pytest.raises(ValueError, match="rater_ids contains duplicates: 7"):
+        Ratings.from_matrix(np.array([[0, 1], [1, 1]]), rater_ids=[7, 7])
