@@ -347,6 +347,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         out = np.full(shape, None if labels.dtype.kind == "O" else np.nan,
                       dtype=object if labels.dtype.kind == "O" else np.float64)
         out[data.item, data.rater] = labels
+        if data.form == "wide":  # the same table: its item index, its rater columns
+            return import_pandas("a wide table").DataFrame(out, index=X.index, columns=X.columns)
         return out
 
     # -- output: results labelled by item id ------------------------------------
@@ -763,8 +765,9 @@ or Ratings, or a long-form DataFrame
         -------
         X_sim : same kind as X
             A Ratings for a Ratings, a long-form DataFrame (same column
-            names, rows sorted by item) for a long-form DataFrame, a CSR
-            matrix for a sparse matrix, else an ndarray with NaN (or None)
+            names, rows sorted by item) for a long-form DataFrame, a wide
+            DataFrame (the same index and columns) for a wide one, a CSR
+            matrix for a sparse matrix, else an ndarray; NaN (or None)
             where ``X`` has no rating.
         """
         check_is_fitted(self)

@@ -140,6 +140,15 @@ def test_sample_keeps_the_design(Model):
     sim_r = model.sample(R, random_state=2)
     assert isinstance(sim_r, Ratings) and sim_r.n_ratings == R.n_ratings
     np.testing.assert_array_equal(sim_r.rater, R.rater)
+    # a wide table in, the same table out (it was a bare array, without the
+    # items' index and the raters' column names)
+    pd = pytest.importorskip("pandas")
+    wide = pd.DataFrame(X, index=[f"item{i}" for i in range(X.shape[0])],
+                        columns=[f"r{j}" for j in range(X.shape[1])])
+    sim_w = Model().fit(wide).sample(wide, random_state=0)
+    assert isinstance(sim_w, pd.DataFrame)
+    assert sim_w.index.equals(wide.index) and sim_w.columns.equals(wide.columns)
+    np.testing.assert_array_equal(sim_w.isna().to_numpy(), wide.isna().to_numpy())
 
 
 def test_sampled_ratings_follow_the_fitted_confusion():
