@@ -22,16 +22,15 @@ model.  See :ref:`active` for the simulated collection loop.
 """
 
 from collections.abc import Mapping
+from types import SimpleNamespace
 
 import numpy as np
 from scipy.special import xlogy
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn.utils._set_output import _get_output_config
-
 from ._base import CrowdEstimator
-from ._ratings import Ratings, _item_name, aligned_by_id, input_form, loaded_pandas, show, \
-    to_ratings
+from ._ratings import (Ratings, _item_name, aligned_by_id, input_form, loaded_pandas, show,
+                       to_ratings)
 
 __all__ = ["expected_information_gain", "information_gain_ranking", "uncertainty_ranking"]
 
@@ -113,12 +112,13 @@ def _by_item_id(model, X, item_ids, values, name):
     positions in the sorted ids would be hidden knowledge) or with
     ``set_output(transform="pandas")``; else the array."""
     form = input_form(X)
-    if form != "long" and _get_output_config("transform", model)["dense"] != "pandas":
+    # the models' own rule and index (CrowdEstimator._pandas_results,
+    # _item_index), on what they read from the encoded X
+    read = SimpleNamespace(form=form, n_items=len(values), item_ids=item_ids,
+                           item_name=_item_name(X, form))
+    if not model._pandas_results(read):
         return values
-    pd = loaded_pandas()
-    index = (pd.RangeIndex(len(values)) if form == "matrix"
-             else pd.Index(item_ids, name=_item_name(X, form)))
-    return pd.Series(values, index=index, name=name)
+    return loaded_pandas().Series(values, index=model._item_index(read), name=name)
 
 
 def _ranked(gain):
