@@ -91,10 +91,17 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
-# The left sidebar lists a page's siblings: useful in the API reference and
-# the gallery, empty (so left out) on the top-level guide pages.
-html_sidebars = {page.stem: [] for page in HERE.glob("*.rst") if page.stem != "api"}
-html_static_path = []
+# The left sidebar lists a page's siblings in the API reference and the
+# gallery.  On the top-level guide pages the theme's section navigation would
+# be empty, and the header shows only the first five pages (the API
+# reference, the CLI and the gallery are behind "More"), so there the sidebar
+# is the whole site's table of contents (_templates/sidebar-site-nav.html).
+# The landing page lists the same contents in its body.
+html_sidebars = {page.stem: ["sidebar-site-nav.html"]
+                 for page in HERE.glob("*.rst") if page.stem not in ("api", "index")}
+html_sidebars["index"] = []
+html_static_path = ["_static"]
+html_css_files = ["skcrowd.css"]
 html_show_sourcelink = False
 
 

@@ -2,8 +2,9 @@
 skcrowd against crowd-kit: recorded accuracy and speed
 ======================================================
 
-This page draws numbers **recorded** in the project's README and
-:doc:`/performance` page; nothing is re-run when the documentation is built
+This page draws numbers **recorded** in the tables of :doc:`/which_model`
+(accuracy) and :doc:`/performance` (speed), which the project's README
+repeats; nothing is re-run when the documentation is built
 (a benchmark on a shared build machine would measure the machine).  Every
 number came from one run of the command beside it, with skcrowd and
 crowd-kit 1.4.2 side by side in the same process:
@@ -46,7 +47,7 @@ for i, ((name, values), color) in enumerate(zip(accuracy.items(), colors)):
            color=color)
 ax.set_xticks(np.arange(len(datasets)), datasets)
 ax.set(ylim=(0.65, 0.95), ylabel="accuracy on gold",
-       title="recorded accuracy (README, 'Accuracy on gold')")
+       title="recorded accuracy ('Which model to use')")
 ax.legend(fontsize=7, ncols=4, loc="upper right")
 plt.show()
 
@@ -68,6 +69,6 @@ for xi, fast, slow in zip(x, skcrowd_seconds, crowdkit_seconds):
                 textcoords="offset points")
 ax.set_yscale("log")
 ax.set_xticks(x, workloads)
-ax.set(ylabel="seconds (50 iterations)", title="recorded fit times (README, 'Performance')")
+ax.set(ylabel="seconds (50 iterations)", title="recorded fit times ('Performance')")
 ax.legend()
 plt.show()

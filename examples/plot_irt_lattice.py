@@ -35,7 +35,7 @@ beside ours.
    p < 0.001 while AB has 0.173 and A 0.152; at the seed's priors only A and
    AB pass both checks; on RTE the difficulty models AB and A are the most
    accurate (0.931); the 5-fold held-out ranking puts full, A and AB first
-   (-1.92097, -1.92249, -1.92259 per item) and ABC eleventh (-1.93310).
+   (-1.92090, -1.92245, -1.92256 per item) and ABC eleventh (-1.93309).
 """
 
 # %%

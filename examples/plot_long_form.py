@@ -52,9 +52,11 @@ print(items.sort_values("probability").head().round(4).to_string())
 # ``rater_table`` gives each worker's number of ratings, accuracy and, for
 # Dawid–Skene, the recall of each class (the diagonal of its confusion
 # matrix).  The least accurate workers with many ratings are the first to
-# look at.
+# look at (the accuracy of a worker with one or two ratings is mostly the
+# prior's, and sorting every worker would list those first).
 raters = model.rater_table()
-print(raters.sort_values("accuracy").head().round(3).to_string())
+busy = raters[raters["n_ratings"] >= 20]
+print(busy.sort_values("accuracy").head().round(3).to_string())
 
 # %%
 # The tables join back to the input

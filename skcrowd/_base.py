@@ -464,8 +464,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         -------
         table : pandas.DataFrame
             Indexed by rater id (``rater_ids_``); the column ``n_ratings``
-            (ratings in fit) and the model's rater parameters, listed in the
-            user guide ("Result tables").
+            (ratings in fit) and the model's rater parameters, listed in
+            :ref:`result_tables`.
 
         Examples
         --------
@@ -499,7 +499,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             ``median``); for a class prediction its posterior
             ``probability``; the posterior ``entropy`` (nats); the
             ``log_likelihood`` of the item's ratings; and the model's item
-            parameters (user guide, "Result tables").
+            parameters (user guide, :ref:`result_tables`).
 
         Examples
         --------
@@ -658,8 +658,7 @@ or Ratings, or a long-form DataFrame
             ``pd.NA`` or ``pd.NaT`` means not rated.  In a sparse matrix every
             stored entry is a rating, explicit zeros included.  A DataFrame
             with the columns ``item, rater, label`` (or ``task, worker,
-            label``) is long form, one rating per row (see the user guide,
-            "Input forms").
+            label``) is long form, one rating per row (:ref:`input_forms`).
         y : array-like of shape (n_items,), mapping or pandas Series, default=None
             Known true labels ("gold") of some items; see :ref:`gold`.  One
             entry per item in row order, missing (None, NaN, ``pd.NA``)

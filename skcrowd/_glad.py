@@ -68,14 +68,14 @@ class GLAD(CrowdModel):
     b_prior_std : float, default=1.0
         Its standard deviation, at most 100.  :meth:`score_samples`
         integrates over this prior with ``n_quadrature`` Gauss–Hermite
-        nodes, which for a wide prior need to be many (see the user guide).
+        nodes, which for a wide prior need to be many (:ref:`glad_scores`).
     class_prior : {"uniform", "learn"} or array-like of shape (n_classes,), \
             default="uniform"
         The class prevalence π: held uniform (as in Whitehill et al.'s code
         and crowd-kit), learned (MAP with a Dirichlet prior), or given and
         held fixed.  Uniform is the default because a learned π follows the
         raters' own label skew: on the web and bluebirds data sets it costs
-        3 to 13 points of accuracy (see the user guide).
+        3 to 13 points of accuracy (:ref:`glad_results`).
     prior_class : float, default=1.0
         With ``class_prior="learn"``: Dirichlet pseudo-count (α - 1) on each
         class of π.

@@ -274,6 +274,17 @@ def expected_information_gain(model, X, raters=None, weights=None):
 def information_gain_ranking(model, X, raters=None, weights=None):
     """Items of ``X`` by :func:`expected_information_gain`, largest first.
 
+    Parameters
+    ----------
+    model : fitted skcrowd estimator
+    X : ratings in any form ``model`` accepts
+    raters : array-like of rater ids, or list of such arrays, default=None
+        The pool of raters who may answer next, per item or for every item,
+        as in :func:`expected_information_gain`.
+    weights : array-like or Series, default=None
+        The probability of each rater of the pool answering next, as in
+        :func:`expected_information_gain`.
+
     Returns
     -------
     order : ndarray of shape (n_items,)

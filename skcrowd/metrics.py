@@ -103,6 +103,21 @@ def gold_accuracy_scorer(estimator, X, y):
     items of ``X`` by item id (a Ratings, a long or wide DataFrame), and
     with the rows of a matrix (array, sparse) in order.
 
+    Parameters
+    ----------
+    estimator : fitted skcrowd estimator
+        One whose ``predict`` gives classes (not MeanRating, MedianRating or
+        OrdinalMixture, whose prediction is a value on the label scale: a
+        ``ValueError``).
+    X : ratings of the test items, in any form ``estimator`` accepts
+    y : array-like of shape (n_items,) or pandas Series
+        Their gold labels; missing (NaN, None, ``pd.NA``) = unknown, ignored.
+
+    Returns
+    -------
+    accuracy : float
+        :func:`gold_accuracy` on the items with known gold.
+
     Examples
     --------
     >>> import numpy as np

@@ -44,10 +44,10 @@ def make_glad(
 ):
     """Ratings simulated from the GLAD model (multi-class form).
 
-    Rater ability α_j ~ N(``alpha_mean``, ``alpha_std``²) (a spammer has
+    Rater ability α_j ~ N(``alpha_mean``, ``alpha_std ** 2``) (a spammer has
     α_j = 0: right with probability 1/2 whatever the item, which for K = 2
     is a coin flip), item log inverse difficulty
-    b_i ~ N(``b_mean``, ``b_std``²), β_i = exp(b_i); true class z_i ~ Cat(π);
+    b_i ~ N(``b_mean``, ``b_std ** 2``), β_i = exp(b_i); true class z_i ~ Cat(π);
     each of ``ratings_per_item`` distinct raters drawn uniformly gives z_i
     with probability σ(α_j β_i), else a label uniform over the other
     ``n_classes - 1`` classes.  The defaults are the model's priors.

@@ -28,9 +28,9 @@ def make_ordinal(
 ):
     """Graded ratings simulated from the ordinal mixture model.
 
-    The scale is 1..``n_levels`` with thresholds half-way between levels.
-    Item m of group c(m) has a true value z_m ~ N(mean of the scale,
-    ``true_std``²).  Rater n has a precision τ_n ~ Gamma(shape, rate) =
+    The scale is the levels 1 to ``n_levels``, with thresholds half-way
+    between levels.  Item m of group c(m) has a true value z_m ~ N(mean of the scale,
+    ``true_std ** 2``).  Rater n has a precision τ_n ~ Gamma(shape, rate) =
     ``precision`` and a reliability ε_n: uniform in ``reliability`` for a
     real rater, 0 for a spammer (a ``spammer_fraction`` share of the raters).
     A rating is, with probability ε_n, x ~ N(z_m, 1/(τ_n δ_c)) thresholded
