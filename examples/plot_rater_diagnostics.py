@@ -48,8 +48,9 @@ plt.show()
 # %%
 # Finding spammers
 # ----------------
-# On simulated data we know who the spammers are.  20% of 50 raters answer
-# at random; Youden's J = sensitivity + specificity - 1 (the height above the
+# On simulated data we know who the spammers are.  Each of the 50 raters is a
+# spammer with probability 0.2 (12 of them in this draw) and answers at random;
+# Youden's J = sensitivity + specificity - 1 (the height above the
 # spam line) separates them from the real raters.
 sim = make_dawid_skene(2000, 50, 5, 2, spammer_fraction=0.2, random_state=0)
 sim_model = DawidSkene().fit(sim.ratings)
