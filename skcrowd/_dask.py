@@ -35,8 +35,8 @@ from time import perf_counter
 
 import numpy as np
 
-from ._ratings import (RatingData, Ratings, _as_label_array, encode_labels, fit_classes,
-                       long_columns, set_raters)
+from ._ratings import (RatingData, Ratings, _as_label_array, _categories, _kept_label_dtype,
+                       encode_labels, fit_classes, long_columns, set_raters)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -447,7 +447,14 @@ def encode_frame(estimator, frame, **fit_params):
     if raters.isna().any():
         raise ValueError("A rating has a missing rater id (NaN or None); drop it first.")
     rater_ids = np.sort(raters.to_numpy())
-    fit_classes(estimator, labels.to_numpy())
+    # The classes as the in-memory fit of the same table finds them: a
+    # categorical column's categories name the scale (levels nobody used
+    # included), and integer or boolean labels are int64, uint64 or bool
+    # whatever the column's width (see _ratings.encode and _rated_labels).
+    values = labels.to_numpy()
+    kept = _kept_label_dtype([labels])
+    fit_classes(estimator, values if kept is None else values.astype(kept),
+                _categories([labels]))
     classes = estimator.classes_
 
     def encode(frame):

@@ -480,3 +480,43 @@ def test_crowd_kit_column_names(client, synthetic):
     proba = on_dask.predict_proba(dd.from_pandas(frame, npartitions=2))
     np.testing.assert_allclose(aligned(proba, synthetic), in_memory.predict_proba(synthetic),
                                atol=1e-12)
+
+
+# -- the label column read as in memory ----------------------------------------------
+
+
+def small_frame(n_ratings=300, n_classes=2, seed=0):
+    """A few hundred ratings in long form, sorted by rater (the items spread
+    over the partitions)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"item": rng.integers(0, 60, n_ratings),
+                          "rater": rng.integers(0, 8, n_ratings),
+                          "label": rng.integers(0, n_classes, n_ratings)})
+    return frame.sort_values(["rater", "item"], kind="stable").reset_index(drop=True)
+
+
+@pytest.mark.parametrize("label", [
+    pd.Categorical([0, 1], categories=[0, 1, 2]),
+    pd.Categorical(["b", "a"], categories=["b", "a", "c"]),
+    np.array([0, 1], dtype=np.uint8),
+    np.array([0, 1], dtype=np.int32),
+], ids=["category-int-unused-level", "category-str-unused-level", "uint8", "int32"])
+def test_classes_from_the_label_column_as_in_memory(client, label):
+    """The classes of a dask fit are those of the in-memory fit of the same
+    table: a categorical column's categories name the scale (a level nobody
+    used included: before, the dask fit had only the labels seen, two
+    classes where the in-memory fit has three, and other posteriors), and
+    integer labels keep the in-memory dtype (uint8 gave classes_ of dtype
+    uint8, uint64 in memory)."""
+    frame = small_frame()
+    frame["label"] = pd.Series(label).take(frame["label"].to_numpy()).reset_index(drop=True)
+    assert frame["label"].dtype == pd.Series(label).dtype
+    in_memory = DawidSkene().fit(frame)
+    on_dask = DawidSkene().fit(dd.from_pandas(frame, npartitions=2, sort=False))
+    np.testing.assert_array_equal(on_dask.classes_, in_memory.classes_)
+    assert on_dask.classes_.dtype == in_memory.classes_.dtype
+    np.testing.assert_allclose(on_dask.confusion_, in_memory.confusion_, atol=1e-12)
+    proba = on_dask.predict_proba(dd.from_pandas(frame, npartitions=2, sort=False))
+    expected = in_memory.predict_proba(frame)
+    np.testing.assert_allclose(proba.compute().loc[expected.index].to_numpy(),
+                               expected.to_numpy(), atol=1e-12)
