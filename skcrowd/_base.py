@@ -718,7 +718,7 @@ or Ratings, or a long-form DataFrame
             class, named by :meth:`get_feature_names_out`) when ``X`` is a
             long-form DataFrame or ``set_output(transform="pandas")`` is
             set.  For a dask DataFrame of ratings: a dask DataFrame indexed by
-            item, one column per class.
+            item id, with the same column names.
         """
         return self._results(X, "proba")
 

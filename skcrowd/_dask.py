@@ -497,21 +497,22 @@ def _empty_result(model, what, index):
     import pandas as pd
 
     if what == "proba":
-        return pd.DataFrame(np.zeros((0, len(model.classes_))), columns=list(model.classes_),
-                            index=index)
+        # the class columns are named as in memory: get_feature_names_out()
+        return pd.DataFrame(np.zeros((0, len(model.classes_))),
+                            columns=model.get_feature_names_out(), index=index)
     if what == "loglik":
         return pd.Series(np.zeros(0), name="log_likelihood", index=index)
     dtype = np.float64 if what == "mean" else model.classes_.dtype
     return pd.Series(np.zeros(0, dtype=dtype), name=model._prediction_name, index=index)
 
 
-def _infer_partition(frame, model, what):
+def _infer_partition(frame, model, what, index_name):
     import pandas as pd
 
     if len(frame) == 0:
         mean = what == "label" and getattr(model, "_predicts_mean", False)
         return _empty_result(model, "mean" if mean else what,
-                             pd.Index([], name="item", dtype=frame["item"].dtype))
+                             pd.Index([], name=index_name, dtype=frame["item"].dtype))
     ratings = Ratings(frame["item"].to_numpy(), frame["rater"].to_numpy(),
                       frame["label"].to_numpy())
     data = model._encode(ratings, reset=False)
@@ -519,13 +520,13 @@ def _infer_partition(frame, model, what):
     if "group" in frame.columns:
         kwargs["groups"] = frame.groupby("item", sort=True)["group"].first().reindex(
             ratings.item_ids).to_numpy()
-    index = pd.Index(ratings.item_ids, name="item")
+    index = pd.Index(ratings.item_ids, name=index_name)
     if what == "loglik":
         return pd.Series(model._score_items(data, **kwargs), index=index,
                          name="log_likelihood")
     items = model._infer_items(data, **kwargs)
     if what == "proba":
-        return pd.DataFrame(items["proba"], index=index, columns=list(model.classes_))
+        return pd.DataFrame(items["proba"], index=index, columns=model.get_feature_names_out())
     return pd.Series(model._predict_from_items(items), index=index,
                      name=model._prediction_name)
 
@@ -534,12 +535,17 @@ def infer_frame(model, frame, what, extra=()):
     """Per-item posteriors (``what="proba"``, a dask DataFrame indexed by item
     with one column per class), labels (``"label"``) or log marginal
     likelihoods (``"loglik"``), both dask Series indexed by item; ``extra``
-    names the model's further columns as ``(name, column)`` pairs."""
+    names the model's further columns as ``(name, column)`` pairs.  Named as
+    the in-memory results of the same table: the index after the table's
+    item column (``task`` in crowd-kit's convention), the classes' columns
+    by ``get_feature_names_out()``."""
     import pandas as pd
 
-    frame = _standard_frame(model, frame, extra)
+    standard = _standard_frame(model, frame, extra)  # checks the columns
+    index_name = long_columns(frame.columns)[0]
+    frame = standard
     shuffled = frame.shuffle(on="group" if extra else "item")
     mean = what == "label" and getattr(model, "_predicts_mean", False)
     meta = _empty_result(model, "mean" if mean else what,
-                         pd.Index([], name="item", dtype=frame["item"].dtype))
-    return shuffled.map_partitions(_infer_partition, model, what, meta=meta)
+                         pd.Index([], name=index_name, dtype=frame["item"].dtype))
+    return shuffled.map_partitions(_infer_partition, model, what, index_name, meta=meta)

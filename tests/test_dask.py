@@ -5,6 +5,7 @@ collections, clear errors."""
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -57,7 +58,10 @@ def test_dawid_skene_on_dask_equals_in_memory(client, synthetic):
     np.testing.assert_array_equal(on_dask.rater_ids_, in_memory.rater_ids_)
     np.testing.assert_array_equal(on_dask.classes_, in_memory.classes_)
     proba = on_dask.predict_proba(ddf)
-    assert isinstance(proba, dd.DataFrame) and list(proba.columns) == list(on_dask.classes_)
+    # columns named as in memory (get_feature_names_out: the classes as strings)
+    assert isinstance(proba, dd.DataFrame)
+    assert list(proba.columns) == list(in_memory.predict_proba(long_frame(synthetic, 1)
+                                                             .compute()).columns)
     np.testing.assert_allclose(aligned(proba, synthetic), in_memory.predict_proba(synthetic),
                                atol=1e-12)
     labels = on_dask.predict(ddf).compute().loc[synthetic.item_ids].to_numpy()
@@ -520,3 +524,34 @@ def test_classes_from_the_label_column_as_in_memory(client, label):
     expected = in_memory.predict_proba(frame)
     np.testing.assert_allclose(proba.compute().loc[expected.index].to_numpy(),
                                expected.to_numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("columns", [("item", "rater", "label"), ("task", "worker", "label")])
+def test_item_results_are_labelled_as_in_memory(client, columns):
+    """predict / predict_proba / score_samples of a dask frame are the
+    in-memory results of the same table, names included: the class columns
+    named by get_feature_names_out() (they were the classes themselves, 0
+    and 1 where in memory they are '0' and '1'), the index named after the
+    table's item column ('item' where in memory a crowd-kit table gives
+    'task'), and the same dtypes."""
+    frame = small_frame().rename(columns=dict(zip(("item", "rater", "label"), columns)))
+    ddf = dd.from_pandas(frame, npartitions=3, sort=False)
+    for model in [DawidSkene(), OrdinalMixture(n_init=1)]:
+        in_memory = clone(model).fit(frame)
+        on_dask = clone(model).fit(ddf)
+        for method in ["predict", "predict_proba", "score_samples"]:
+            expected = getattr(in_memory, method)(frame)
+            lazy = getattr(on_dask, method)(ddf)
+            got = lazy.compute().loc[expected.index]
+            for result in (got, lazy._meta):
+                assert type(result) is type(expected), method
+                assert result.index.name == expected.index.name, method
+                if method == "predict_proba":
+                    assert list(result.columns) == list(expected.columns), method
+                    assert list(result.dtypes) == list(expected.dtypes), method
+                else:
+                    assert result.name == expected.name, method
+                    assert result.dtype == expected.dtype, method
+            assert got.index.dtype == expected.index.dtype, method
+            np.testing.assert_allclose(np.asarray(got, dtype=float),
+                                       np.asarray(expected, dtype=float), rtol=1e-8)
