@@ -232,6 +232,21 @@ def _restore_state(token, restart):
     _STATE.update(saved)
 
 
+def _gather(client, futures, also=()):
+    """``client.gather(futures)``; when a task failed, ``futures`` and
+    ``also`` (what they were computed from) are released before the error
+    is raised.  The client keeps a task's error with its future, and the
+    error's traceback holds the frames that hold the futures: unreleased,
+    a failed fit's partitions stayed on the cluster (and in
+    ``client.futures``) for the client's lifetime."""
+    try:
+        return client.gather(futures)
+    except BaseException:
+        for future in [*futures, *also]:
+            future.release()
+        raise
+
+
 def dask_data(data):
     """The :class:`DaskRatingData` that ``data`` is or wraps (a model's
     problem object keeps it as ``data``), else None."""
@@ -293,16 +308,18 @@ class DaskRatingData:
                                  self.token, workers=[worker], allow_other_workers=False,
                                  pure=False)
                    for part, worker in zip(self.parts, self.workers)]
+        steps = futures
         maxima = tuple(getattr(model, "_stats_maxima", ()))
         while len(futures) > 1:
             futures = [client.submit(_combine_batches, maxima, *futures[i:i + FAN_IN],
                                      pure=False)
                        for i in range(0, len(futures), FAN_IN)]
+            steps = steps + futures
         from distributed import wait
 
         wait(futures[0])
         ready = perf_counter()
-        result = futures[0].result()
+        result = _gather(client, futures, also=[params, *steps])[0]
         end = perf_counter()
         compute = sum(stats.pop("_seconds") for stats in result.values())
         self.iterations.append({"wall": end - start, "compute": compute,
@@ -357,7 +374,7 @@ class DaskRatingData:
         """``fn(part_data, *args)`` on each partition (args given per partition), summed."""
         futures = self.client.map(_partition_call, self.parts, [fn] * len(self.parts),
                                   *per_part_args, pure=False)
-        return _combine(self.client.gather(futures))
+        return _combine(_gather(self.client, futures))
 
     def map_state(self, fn, restart):
         """``fn(partition, state)`` on each partition with restart
@@ -365,11 +382,14 @@ class DaskRatingData:
         futures = [self.client.submit(_partition_state, part, self.token, restart, fn,
                                       workers=[worker], allow_other_workers=False, pure=False)
                    for part, worker in zip(self.parts, self.workers)]
-        return self.client.gather(futures)
+        return _gather(self.client, futures)
 
     def release(self):
-        """Drop the item state of this fit from the workers."""
+        """Drop the item state of this fit from the workers, and the fit's
+        partitions (once the fit has ended, failed or not)."""
         self.client.run(_drop_state, self.token)
+        for future in [*self.parts, *filter(None, [self._model_future])]:
+            future.release()
 
 
 class _Lockstep:
@@ -464,7 +484,8 @@ def encode_frame(estimator, frame, **fit_params):
 
     def check(parts):
         """The non-empty partitions, their items, and whether they are whole."""
-        summaries = client.gather(client.map(Partition.summary, parts, pure=False))
+        summaries = _gather(client, client.map(Partition.summary, parts, pure=False),
+                            also=parts)
         n_items = sum(s["n_items"] for s in summaries)
         items_whole = _disjoint(summaries, "items", "n_items",
                                 lambda: frame["item"].nunique().compute())

@@ -555,3 +555,45 @@ def test_item_results_are_labelled_as_in_memory(client, columns):
             assert got.index.dtype == expected.index.dtype, method
             np.testing.assert_allclose(np.asarray(got, dtype=float),
                                        np.asarray(expected, dtype=float), rtol=1e-8)
+
+
+class _FailingStep(DawidSkene):
+    """A model whose local step fails on the workers (a worker-side error
+    in the middle of a fit)."""
+
+    def _local_step(self, data, params):
+        raise ValueError("the local step failed")
+
+
+def settled_futures(client, before, timeout=5.0):
+    """The client's futures not in ``before``, once releases have gone
+    through (they are sent on the client's event loop)."""
+    import gc
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        gc.collect()
+        left = set(client.futures) - before
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: DawidSkene(classes=[0, 2]), "Label 1 is not one of the classes"),
+    (lambda: _FailingStep(), "the local step failed"),
+], ids=["encoding", "local-step"])
+def test_a_failed_fit_leaves_no_futures_on_the_client(client, make, message):
+    """A fit that fails on the workers releases its futures: before, the
+    partitions of a failed fit (6 futures, 12 tasks for 3 partitions) stayed
+    on the client and the cluster for the client's lifetime - the error
+    kept with the failed future holds the traceback, whose frames hold the
+    futures."""
+    ddf = dd.from_pandas(small_frame(), npartitions=3, sort=False)
+    before = set(client.futures)
+    with pytest.raises(ValueError, match=message):
+        make().fit(ddf)
+    assert settled_futures(client, before) == set()
+    DawidSkene().fit(ddf)  # and a fit after it, for comparison
+    assert settled_futures(client, before) == set()
