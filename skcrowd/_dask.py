@@ -36,7 +36,7 @@ from time import perf_counter
 import numpy as np
 
 from ._ratings import (RatingData, Ratings, _as_label_array, _categories, _kept_label_dtype,
-                       encode_labels, fit_classes, long_columns, set_raters)
+                       encode_labels, fit_classes, long_columns, set_raters, show)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -143,16 +143,21 @@ def _encode_partition(frame, index, rater_ids, classes, with_groups):
     data = RatingData(ratings._item, ratings._rater, encode_labels(ratings.label, classes),
                       ratings._item_ptr, n_raters=len(rater_ids), n_classes=len(classes),
                       item_ids=ratings.item_ids)
-    groups = None
-    if with_groups:
-        per_item = frame.groupby("item", sort=True)["group"]
-        counts = per_item.nunique(dropna=False)
-        if (counts > 1).any():
-            item = counts.index[np.argmax(counts.to_numpy() > 1)]
-            raise ValueError(f"Item {item!r} has ratings in more than one group; each item "
-                             "belongs to one group.")
-        groups = per_item.first().reindex(ratings.item_ids).to_numpy()
+    groups = _item_groups(frame, ratings.item_ids) if with_groups else None
     return Partition(index, ratings.item_ids, data, groups)
+
+
+def _item_groups(frame, item_ids):
+    """Each item's group (in the order of ``item_ids``) from the group column
+    of a partition that holds whole items; an item whose ratings name two
+    groups is a ValueError, in fit as in predict."""
+    per_item = frame.groupby("item", sort=True)["group"]
+    counts = per_item.nunique(dropna=False)
+    if (counts > 1).any():
+        item = counts.index[np.argmax(counts.to_numpy() > 1)]
+        raise ValueError(f"Item {show(item)} has ratings in more than one group; each item "
+                         "belongs to one group.")
+    return per_item.first().reindex(item_ids).to_numpy()
 
 
 def _rater_counts(data):
@@ -539,8 +544,7 @@ def _infer_partition(frame, model, what, index_name):
     data = model._encode(ratings, reset=False)
     kwargs = {}
     if "group" in frame.columns:
-        kwargs["groups"] = frame.groupby("item", sort=True)["group"].first().reindex(
-            ratings.item_ids).to_numpy()
+        kwargs["groups"] = _item_groups(frame, ratings.item_ids)
     index = pd.Index(ratings.item_ids, name=index_name)
     if what == "loglik":
         return pd.Series(model._score_items(data, **kwargs), index=index,
@@ -565,7 +569,10 @@ def infer_frame(model, frame, what, extra=()):
     standard = _standard_frame(model, frame, extra)  # checks the columns
     index_name = long_columns(frame.columns)[0]
     frame = standard
-    shuffled = frame.shuffle(on="group" if extra else "item")
+    # By item, groups or not: an item's results need only its own ratings
+    # and the fitted parameters (its group's δ), and a partition that holds
+    # all of an item's ratings sees all the groups they name.
+    shuffled = frame.shuffle(on="item")
     mean = what == "label" and getattr(model, "_predicts_mean", False)
     meta = _empty_result(model, "mean" if mean else what,
                          pd.Index([], name=index_name, dtype=frame["item"].dtype))

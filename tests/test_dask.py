@@ -597,3 +597,27 @@ def test_a_failed_fit_leaves_no_futures_on_the_client(client, make, message):
     assert settled_futures(client, before) == set()
     DawidSkene().fit(ddf)  # and a fit after it, for comparison
     assert settled_futures(client, before) == set()
+
+
+@pytest.mark.parametrize("npartitions", [1, 3])
+def test_an_item_in_two_groups_at_predict_is_the_fit_error(client, graded, npartitions):
+    """predict / predict_proba / score_samples read each item's group from
+    the group column, as fit does: an item whose ratings name two groups is
+    the fit's ValueError.  Before, predict took one of them silently (the
+    item's first rating's group), or, its ratings shuffled by group into two
+    partitions, gave the item two rows."""
+    _, _, frame = graded
+    model = OrdinalMixture(difficulty="group", n_init=1, random_state=0).fit(
+        dd.from_pandas(frame, npartitions=2, sort=False))
+    broken = frame.copy()
+    first = broken.index[broken["item"] == broken["item"].iloc[0]]
+    broken.loc[first[0], "group"] = broken["group"].max() + 1
+    ddf = dd.from_pandas(broken, npartitions=npartitions, sort=False)
+    # the id as the user wrote it ("Item np.int64(7)" before)
+    message = f"Item {broken['item'].iloc[0]} has ratings in more than one group"
+    for method in ["predict", "predict_proba", "score_samples"]:
+        with pytest.raises(ValueError, match=message):
+            getattr(model, method)(ddf).compute()
+    if npartitions == 1:  # found in the partition, as here
+        with pytest.raises(ValueError, match=message):
+            OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
