@@ -67,6 +67,14 @@ def _standard_frame(estimator, frame, extra=()):
             "matrix, or use DawidSkene, GLAD, IRT3PL, MACE or OrdinalMixture for a dask "
             "DataFrame."
         )
+    complete = [cols for cols in CONVENTIONS if set(cols) <= set(frame.columns)]
+    if len(complete) > 1:
+        # the in-memory error (was: "needs the columns [...]", which it has)
+        raise ValueError(
+            f"The DataFrame has the columns of both long-form conventions {CONVENTIONS[0]} "
+            f"and {CONVENTIONS[1]}; it is ambiguous which to use. Drop or rename one set, "
+            "e.g. frame.drop(columns=[...])."
+        )
     try:
         names = long_columns(frame.columns)  # the data layer's rule
     except ValueError:
@@ -468,7 +476,9 @@ def encode_frame(estimator, frame, **fit_params):
         frame.shape[0])
     raters = rater_counts.index.to_series()
     if n_ratings == 0:
-        raise ValueError("X has no ratings: the dask DataFrame is empty, nothing to fit.")
+        # the in-memory error (a frame whose labels are all missing is not
+        # "empty": _standard_frame drops the rows without a label)
+        raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
     if raters.isna().any():
         raise ValueError("A rating has a missing rater id (NaN or None); drop it first.")
     rater_ids = np.sort(raters.to_numpy())

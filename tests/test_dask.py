@@ -621,3 +621,23 @@ def test_an_item_in_two_groups_at_predict_is_the_fit_error(client, graded, npart
     if npartitions == 1:  # found in the partition, as here
         with pytest.raises(ValueError, match=message):
             OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
+
+
+def test_column_and_emptiness_errors_are_the_in_memory_ones(client):
+    """An empty table, a table whose labels are all missing and a table
+    with both column conventions get the in-memory ValueError.  Before, the
+    dask fit said 'the dask DataFrame is empty' of a frame with 300 rows and
+    no label, and of a frame with item/rater/label and task/worker/label
+    columns that it 'needs the columns [item, rater, label]'."""
+    frame = small_frame()
+    cases = [frame.iloc[:0], frame.assign(label=np.nan),
+             frame.assign(task=frame["item"], worker=frame["rater"])]
+    for table in cases:
+        with pytest.raises(ValueError) as in_memory:
+            DawidSkene().fit(table)
+        with pytest.raises(ValueError) as on_dask:
+            DawidSkene().fit(dd.from_pandas(table, npartitions=2, sort=False))
+        assert str(on_dask.value).split(". ")[0] == str(in_memory.value).split(". ")[0]
+    model = DawidSkene().fit(frame)
+    with pytest.raises(ValueError, match="both long-form conventions"):
+        model.predict_proba(dd.from_pandas(cases[2], npartitions=2, sort=False))
