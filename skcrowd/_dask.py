@@ -36,7 +36,8 @@ from time import perf_counter
 import numpy as np
 
 from ._ratings import (RatingData, Ratings, _as_label_array, _categories, _kept_label_dtype,
-                       encode_labels, fit_classes, long_columns, set_raters, show)
+                       _unique_codes, encode_labels, fit_classes, long_columns, set_raters,
+                       show)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -100,7 +101,41 @@ def _standard_frame(estimator, frame, extra=()):
     # dropped, and a row without a label is not a rating.
     columns = dict(zip(names, COLUMNS))
     columns.update({column: name for name, column in extra})
-    return frame[list(columns)].rename(columns=columns).dropna(subset=["label"])
+    frame = frame[list(columns)].rename(columns=columns).dropna(subset=["label"])
+    mixed = [name for name in frame.columns if frame.dtypes[name] == object]
+    if mixed:
+        # An object column may mix numbers and strings, which the P2P
+        # shuffle cannot convert to Arrow ("RuntimeError: P2P ... failed
+        # during transfer phase"): each partition is checked first.
+        frame = frame.map_partitions(_checked_partition, mixed, meta=frame._meta)
+    return frame
+
+
+def _checked_partition(frame, columns):
+    """``frame`` unchanged, once its object ``columns`` pass the in-memory
+    checks of ids, labels and groups (the same errors)."""
+    import pandas as pd
+
+    for name in columns:
+        column = frame[name].dropna()
+        if pd.api.types.infer_dtype(column, skipna=True) in (
+                "string", "integer", "floating", "boolean", "mixed-integer-float", "empty"):
+            continue  # one kind of value: nothing to refuse (the fast path)
+        values = column.to_numpy()
+        if name == "label":
+            _as_label_array(values)
+        elif name == "group":
+            _unique_groups(values)
+        else:
+            _unique_codes(values, what=name)
+    return frame
+
+
+def _unique_groups(values):
+    try:
+        return np.unique(values)
+    except TypeError:  # the in-memory error (OrdinalMixture._prepare)
+        raise ValueError("groups must all be of one comparable type.") from None
 
 
 def _client():
@@ -453,10 +488,15 @@ def _disjoint(summaries, key, count, total):
     if all(r != "unordered" for r in ranges):
         try:
             ranges.sort()
-            if all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])):
-                return True
         except TypeError:
-            pass
+            # ids of two partitions that do not compare (numbers in one,
+            # strings in another): the in-memory error, before the count
+            # check's shuffle fails on them ("P2P ... failed")
+            if key == "groups":
+                raise ValueError("groups must all be of one comparable type.") from None
+            raise ValueError("item ids must all be of one type (numbers or strings).") from None
+        if all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])):
+            return True
     return sum(s[count] for s in summaries) == total()
 
 
@@ -471,9 +511,12 @@ def encode_frame(estimator, frame, **fit_params):
     with_groups = any(name == "group" for name, _ in extra)
     key = "group" if with_groups else "item"
     client = _client()
+    # split_out=1: a tree reduction (the raters and the labels are few),
+    # not a shuffle, so that ids or labels of two types reach the checks
+    # below (a P2P shuffle failed on them: "P2P ... failed")
     rater_counts, labels, n_ratings = dask.compute(
-        frame["rater"].value_counts(dropna=False), frame["label"].drop_duplicates(),
-        frame.shape[0])
+        frame["rater"].value_counts(dropna=False, split_out=1),
+        frame["label"].drop_duplicates(split_out=1), frame.shape[0])
     raters = rater_counts.index.to_series()
     if n_ratings == 0:
         # the in-memory error (a frame whose labels are all missing is not
@@ -481,12 +524,15 @@ def encode_frame(estimator, frame, **fit_params):
         raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
     if raters.isna().any():
         raise ValueError("A rating has a missing rater id (NaN or None); drop it first.")
-    rater_ids = np.sort(raters.to_numpy())
+    try:
+        rater_ids = np.sort(raters.to_numpy())
+    except TypeError:  # the in-memory error (raters of two partitions)
+        raise ValueError("rater ids must all be of one type (numbers or strings).") from None
     # The classes as the in-memory fit of the same table finds them: a
     # categorical column's categories name the scale (levels nobody used
     # included), and integer or boolean labels are int64, uint64 or bool
     # whatever the column's width (see _ratings.encode and _rated_labels).
-    values = labels.to_numpy()
+    values = _as_label_array(labels.to_numpy())  # as the in-memory Ratings reads them
     kept = _kept_label_dtype([labels])
     fit_classes(estimator, values if kept is None else values.astype(kept),
                 _categories([labels]))

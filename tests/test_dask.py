@@ -641,3 +641,36 @@ def test_column_and_emptiness_errors_are_the_in_memory_ones(client):
     model = DawidSkene().fit(frame)
     with pytest.raises(ValueError, match="both long-form conventions"):
         model.predict_proba(dd.from_pandas(cases[2], npartitions=2, sort=False))
+
+
+@pytest.mark.parametrize("column", ["item", "rater", "label"])
+@pytest.mark.parametrize("where", ["in-a-partition", "across-partitions"])
+def test_ids_or_labels_of_two_types_get_the_in_memory_error(client, column, where):
+    """An object column mixing numbers and strings (dask keeps object
+    columns with dataframe.convert-string off) is the in-memory ValueError,
+    in fit and (mixed in a partition) in predict.  Before, it failed in
+    Dask's P2P shuffle: RuntimeError 'P2P ... failed during transfer phase'
+    (or 'unpack phase')."""
+    import dask
+
+    frame = small_frame()
+    model = DawidSkene().fit(frame)
+    frame[column] = frame[column].astype(object)
+    if where == "in-a-partition":
+        frame.loc[5, column] = "x"
+    else:  # one partition of numbers, one of strings
+        frame.loc[150:, column] = frame.loc[150:, column].astype(str)
+    with pytest.raises(ValueError) as in_memory:
+        DawidSkene().fit(frame)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame, npartitions=2, sort=False)
+        assert ddf.dtypes[column] == object
+        with pytest.raises(ValueError) as on_dask:
+            DawidSkene().fit(ddf)
+        assert str(on_dask.value) == str(in_memory.value)
+        if where == "in-a-partition":
+            with pytest.raises(ValueError) as in_memory:
+                model.predict_proba(frame)
+            with pytest.raises(ValueError) as on_dask:
+                model.predict_proba(ddf).compute()
+            assert str(on_dask.value) == str(in_memory.value)
