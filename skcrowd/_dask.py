@@ -588,9 +588,24 @@ def _empty_result(model, what, index):
     return pd.Series(np.zeros(0, dtype=dtype), name=model._prediction_name, index=index)
 
 
+def _item_table(frame, model, index_name):
+    """The in-memory ``item_table`` of a partition that holds whole items
+    (the same code, so the same columns, dtypes and values)."""
+    import pandas as pd
+
+    params = {}
+    if "group" in frame.columns:
+        ids = frame["item"].drop_duplicates().to_numpy()
+        params["groups"] = pd.Series(_item_groups(frame, ids), index=ids)
+    table = model.item_table(frame[list(COLUMNS)].reset_index(drop=True), **params)
+    return table.rename_axis(index_name)
+
+
 def _infer_partition(frame, model, what, index_name):
     import pandas as pd
 
+    if what == "table":
+        return _item_table(frame, model, index_name)
     if len(frame) == 0:
         mean = what == "label" and getattr(model, "_predicts_mean", False)
         return _empty_result(model, "mean" if mean else what,
@@ -615,7 +630,8 @@ def _infer_partition(frame, model, what, index_name):
 def infer_frame(model, frame, what, extra=()):
     """Per-item posteriors (``what="proba"``, a dask DataFrame indexed by item
     with one column per class), labels (``"label"``) or log marginal
-    likelihoods (``"loglik"``), both dask Series indexed by item; ``extra``
+    likelihoods (``"loglik"``), both dask Series indexed by item, or the
+    item table (``"table"``, a dask DataFrame); ``extra``
     names the model's further columns as ``(name, column)`` pairs.  Named as
     the in-memory results of the same table: the index after the table's
     item column (``task`` in crowd-kit's convention), the classes' columns
@@ -629,7 +645,10 @@ def infer_frame(model, frame, what, extra=()):
     # and the fitted parameters (its group's δ), and a partition that holds
     # all of an item's ratings sees all the groups they name.
     shuffled = frame.shuffle(on="item")
-    mean = what == "label" and getattr(model, "_predicts_mean", False)
-    meta = _empty_result(model, "mean" if mean else what,
-                         pd.Index([], name=index_name, dtype=frame["item"].dtype))
+    if what == "table":
+        meta = _item_table(frame._meta, model, index_name)
+    else:
+        mean = what == "label" and getattr(model, "_predicts_mean", False)
+        meta = _empty_result(model, "mean" if mean else what,
+                             pd.Index([], name=index_name, dtype=frame["item"].dtype))
     return shuffled.map_partitions(_infer_partition, model, what, index_name, meta=meta)

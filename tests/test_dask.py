@@ -674,3 +674,36 @@ def test_ids_or_labels_of_two_types_get_the_in_memory_error(client, column, wher
             with pytest.raises(ValueError) as on_dask:
                 model.predict_proba(ddf).compute()
             assert str(on_dask.value) == str(in_memory.value)
+
+
+@pytest.mark.parametrize("name", ["DawidSkene", "GLAD", "MACE", "IRT3PL", "Ordinal-None",
+                                  "Ordinal-group"])
+def test_item_table_of_a_dask_frame_is_the_in_memory_table(client, graded, name):
+    """item_table(dask frame) is a dask DataFrame holding the in-memory
+    table of the same ratings: rows indexed by item id, the same columns,
+    dtypes and values.  Before, it was refused ('item_table does not take a
+    dask DataFrame')."""
+    if name.startswith("Ordinal"):
+        ratings, groups, frame = graded
+        difficulty = None if name == "Ordinal-None" else "group"
+        model = OrdinalMixture(difficulty=difficulty, n_init=1, random_state=0).fit(
+            ratings, groups=groups if difficulty else None)
+        params = {"groups": pd.Series(groups, index=ratings.item_ids)} if difficulty else {}
+        expected = model.item_table(frame.drop(columns="group"), **params)
+    else:
+        frame = small_frame()
+        model = {"DawidSkene": DawidSkene, "GLAD": GLAD, "MACE": MACE,
+                 "IRT3PL": IRT3PL}[name](random_state=0).fit(frame)
+        expected = model.item_table(frame)
+    lazy = model.item_table(dd.from_pandas(frame, npartitions=3, sort=False))
+    assert isinstance(lazy, dd.DataFrame)
+    table = lazy.compute()
+    assert table.index.is_unique and set(table.index) == set(expected.index)
+    table = table.loc[expected.index]
+    assert table.index.name == expected.index.name
+    assert list(table.columns) == list(expected.columns) == list(lazy.columns)
+    assert list(table.dtypes) == list(expected.dtypes) == list(lazy.dtypes)
+    for column in expected.columns:
+        np.testing.assert_allclose(np.asarray(table[column], dtype=float),
+                                   np.asarray(expected[column], dtype=float),
+                                   rtol=1e-10, atol=1e-12, err_msg=column)
