@@ -36,8 +36,8 @@ from time import perf_counter
 import numpy as np
 
 from ._ratings import (RatingData, Ratings, _as_label_array, _categories, _kept_label_dtype,
-                       _unique_codes, encode_labels, fit_classes, long_columns, set_raters,
-                       show)
+                       _unique_codes, check_groups_present, encode_labels, fit_classes,
+                       long_columns, set_raters, show)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -186,7 +186,11 @@ def _encode_partition(frame, index, rater_ids, classes, with_groups):
     data = RatingData(ratings._item, ratings._rater, encode_labels(ratings.label, classes),
                       ratings._item_ptr, n_raters=len(rater_ids), n_classes=len(classes),
                       item_ids=ratings.item_ids)
-    groups = _item_groups(frame, ratings.item_ids) if with_groups else None
+    groups = None
+    if with_groups:
+        groups = _item_groups(frame, ratings.item_ids)
+        # before the shuffle by group puts an item's missing groups apart
+        check_groups_present(groups, ratings.item_ids)
     return Partition(index, ratings.item_ids, data, groups)
 
 

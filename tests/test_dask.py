@@ -707,3 +707,33 @@ def test_item_table_of_a_dask_frame_is_the_in_memory_table(client, graded, name)
         np.testing.assert_allclose(np.asarray(table[column], dtype=float),
                                    np.asarray(expected[column], dtype=float),
                                    rtol=1e-10, atol=1e-12, err_msg=column)
+
+
+@pytest.mark.parametrize("missing", [np.nan, None])
+def test_an_item_without_a_group_is_refused_in_memory_and_on_dask(client, graded, missing):
+    """OrdinalMixture(difficulty="group") refuses a missing group (NaN or
+    None) in fit, naming the item, in memory and on Dask.  Before, in
+    memory NaN was fitted as a group of its own (group_ids_ ending in nan)
+    and None was 'groups must all be of one comparable type'; on Dask NaN
+    was 'After shuffling by group, an item spans two partitions: an item has
+    ratings in more than one group'."""
+    ratings, groups, frame = graded
+    item = ratings.item_ids[3]
+    groups = pd.Series(groups, index=ratings.item_ids).astype(object)
+    groups[item] = missing
+    frame = frame.assign(group=frame["group"].astype(object))
+    frame.loc[frame["item"] == item, "group"] = missing
+    message = f"groups must not be missing .NaN or None.: item {item} has no group"
+    with pytest.raises(ValueError, match=message):
+        OrdinalMixture(difficulty="group", n_init=1).fit(ratings, groups=groups.to_numpy())
+    with pytest.raises(ValueError, match=message):
+        OrdinalMixture(difficulty="group", n_init=1).fit(frame.drop(columns="group"),
+                                                         groups=groups)
+    with pytest.raises(ValueError, match=message):
+        OrdinalMixture(difficulty="group", n_init=1).fit(
+            frame.drop(columns="group"), groups=groups.astype(float))
+    for npartitions in [1, 3]:
+        ddf = dd.from_pandas(frame.assign(group=frame["group"].astype(float)),
+                             npartitions=npartitions, sort=False)
+        with pytest.raises(ValueError, match=message):
+            OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
