@@ -527,7 +527,7 @@ def encode_frame(estimator, frame, **fit_params):
         # "empty": _standard_frame drops the rows without a label)
         raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
     if raters.isna().any():
-        raise ValueError("A rating has a missing rater id (NaN or None); drop it first.")
+        raise ValueError("item and rater ids must not be missing (NaN or None).")  # in memory
     try:
         rater_ids = np.sort(raters.to_numpy())
     except TypeError:  # the in-memory error (raters of two partitions)

@@ -623,15 +623,17 @@ def test_an_item_in_two_groups_at_predict_is_the_fit_error(client, graded, npart
             OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
 
 
-def test_column_and_emptiness_errors_are_the_in_memory_ones(client):
-    """An empty table, a table whose labels are all missing and a table
-    with both column conventions get the in-memory ValueError.  Before, the
-    dask fit said 'the dask DataFrame is empty' of a frame with 300 rows and
-    no label, and of a frame with item/rater/label and task/worker/label
-    columns that it 'needs the columns [item, rater, label]'."""
+def test_column_emptiness_and_missing_id_errors_are_the_in_memory_ones(client):
+    """An empty table, a table whose labels are all missing, a table with
+    both column conventions and a missing rater id get the in-memory
+    ValueError.  Before, the dask fit said 'the dask DataFrame is empty' of
+    a frame with 300 rows and no label, of a frame with item/rater/label and
+    task/worker/label columns that it 'needs the columns [item, rater,
+    label]', and of a NaN rater 'A rating has a missing rater id'."""
     frame = small_frame()
     cases = [frame.iloc[:0], frame.assign(label=np.nan),
-             frame.assign(task=frame["item"], worker=frame["rater"])]
+             frame.assign(task=frame["item"], worker=frame["rater"]),
+             frame.assign(rater=frame["rater"].astype(float).where(frame.index != 5))]
     for table in cases:
         with pytest.raises(ValueError) as in_memory:
             DawidSkene().fit(table)
