@@ -538,9 +538,13 @@ def encode_frame(estimator, frame, **fit_params):
     # whatever the column's width (see _ratings.encode and _rated_labels).
     values = _as_label_array(labels.to_numpy())  # as the in-memory Ratings reads them
     kept = _kept_label_dtype([labels])
-    fit_classes(estimator, values if kept is None else values.astype(kept),
-                _categories([labels]))
+    values = values if kept is None else values.astype(kept)
+    fit_classes(estimator, values, _categories([labels]))
     classes = estimator.classes_
+    # A label outside classes= is the in-memory error, found here from the
+    # distinct labels rather than in every partition's task (each failing
+    # task logged a worker traceback)
+    encode_labels(values, classes)
 
     def encode(frame):
         pieces = client.compute(frame.to_delayed())

@@ -580,23 +580,27 @@ def settled_futures(client, before, timeout=5.0):
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: DawidSkene(classes=[0, 2]), "Label 1 is not one of the classes"),
-    (lambda: _FailingStep(), "the local step failed"),
+@pytest.mark.parametrize("make, missing_item, message", [
+    (DawidSkene, True, "item and rater ids must not be missing"),
+    (_FailingStep, False, "the local step failed"),
 ], ids=["encoding", "local-step"])
-def test_a_failed_fit_leaves_no_futures_on_the_client(client, make, message):
-    """A fit that fails on the workers releases its futures: before, the
-    partitions of a failed fit (6 futures, 12 tasks for 3 partitions) stayed
-    on the client and the cluster for the client's lifetime - the error
-    kept with the failed future holds the traceback, whose frames hold the
-    futures."""
-    ddf = dd.from_pandas(small_frame(), npartitions=3, sort=False)
+def test_a_failed_fit_leaves_no_futures_on_the_client(client, make, missing_item, message):
+    """A fit that fails on the workers (a missing item id, found when a
+    partition is encoded; an error in a local step) releases its futures:
+    before, the partitions of a failed fit (6 futures, 12 tasks for 3
+    partitions) stayed on the client and the cluster for the client's
+    lifetime - the error kept with the failed future holds the traceback,
+    whose frames hold the futures."""
+    frame = small_frame()
+    if missing_item:
+        frame["item"] = frame["item"].astype(float).where(frame.index != 5)
+    ddf = dd.from_pandas(frame, npartitions=3, sort=False)
     before = set(client.futures)
     with pytest.raises(ValueError, match=message):
         make().fit(ddf)
     assert settled_futures(client, before) == set()
-    DawidSkene().fit(ddf)  # and a fit after it, for comparison
-    assert settled_futures(client, before) == set()
+    DawidSkene().fit(dd.from_pandas(small_frame(), npartitions=3, sort=False))
+    assert settled_futures(client, before) == set()  # and after a fit, for comparison
 
 
 @pytest.mark.parametrize("npartitions", [1, 3])
@@ -739,3 +743,19 @@ def test_an_item_without_a_group_is_refused_in_memory_and_on_dask(client, graded
                              npartitions=npartitions, sort=False)
         with pytest.raises(ValueError, match=message):
             OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
+
+
+def test_a_label_outside_classes_is_found_on_the_client(client, caplog):
+    """A label outside ``classes=`` is the in-memory ValueError, found on
+    the client from the labels it gathers anyway: no task fails, so the
+    workers log no 'Compute Failed' traceback (one per partition before)."""
+    import logging
+
+    frame = small_frame(n_classes=3)
+    with pytest.raises(ValueError) as in_memory:
+        DawidSkene(classes=[0, 1]).fit(frame)
+    with caplog.at_level(logging.ERROR, logger="distributed"):
+        with pytest.raises(ValueError) as on_dask:
+            DawidSkene(classes=[0, 1]).fit(dd.from_pandas(frame, npartitions=2, sort=False))
+    assert str(on_dask.value) == str(in_memory.value)
+    assert not [r for r in caplog.records if "Compute Failed" in r.getMessage()]
