@@ -499,7 +499,9 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             ``median``); for a class prediction its posterior
             ``probability``; the posterior ``entropy`` (nats); the
             ``log_likelihood`` of the item's ratings; and the model's item
-            parameters (user guide, :ref:`result_tables`).
+            parameters (user guide, :ref:`result_tables`).  For a dask DataFrame
+            of ratings: a dask DataFrame of the same table (OrdinalMixture's
+            ``groups`` names the group column, as in ``predict``).
 
         Examples
         --------
@@ -516,8 +518,15 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         pd = import_pandas("item_table")
         if _dask.is_dask_frame(X):
-            raise ValueError("item_table does not take a dask DataFrame; use predict_proba "
-                             "and score_samples, which return dask collections.")
+            # the in-memory table of each partition's items, as a dask
+            # DataFrame (OrdinalMixture: groups names the group column)
+            groups = params.pop("groups", None) if hasattr(self, "_dask_infer") else None
+            if params:
+                raise TypeError(f"{type(self).__name__}.item_table got unexpected arguments "
+                                f"{sorted(params)}.")
+            if hasattr(self, "_dask_infer"):
+                return self._dask_infer(X, "table", groups)
+            return _dask.infer_frame(self, X, "table")
         data = self._encode(X, reset=False)
         model = self._with_unknown_raters(data)
         items = model._infer_items(data, **params)
@@ -719,7 +728,7 @@ or Ratings, or a long-form DataFrame
             class, named by :meth:`get_feature_names_out`) when ``X`` is a
             long-form DataFrame or ``set_output(transform="pandas")`` is
             set.  For a dask DataFrame of ratings: a dask DataFrame indexed by
-            item, one column per class.
+            item id, with the same column names.
         """
         return self._results(X, "proba")
 

@@ -35,8 +35,9 @@ from time import perf_counter
 
 import numpy as np
 
-from ._ratings import (RatingData, Ratings, _as_label_array, encode_labels, fit_classes,
-                       long_columns, set_raters)
+from ._ratings import (RatingData, Ratings, _as_label_array, _categories, _kept_label_dtype,
+                       _unique_codes, check_groups_present, encode_labels, fit_classes,
+                       long_columns, set_raters, show)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -67,6 +68,14 @@ def _standard_frame(estimator, frame, extra=()):
             "matrix, or use DawidSkene, GLAD, IRT3PL, MACE or OrdinalMixture for a dask "
             "DataFrame."
         )
+    complete = [cols for cols in CONVENTIONS if set(cols) <= set(frame.columns)]
+    if len(complete) > 1:
+        # the in-memory error (was: "needs the columns [...]", which it has)
+        raise ValueError(
+            f"The DataFrame has the columns of both long-form conventions {CONVENTIONS[0]} "
+            f"and {CONVENTIONS[1]}; it is ambiguous which to use. Drop or rename one set, "
+            "e.g. frame.drop(columns=[...])."
+        )
     try:
         names = long_columns(frame.columns)  # the data layer's rule
     except ValueError:
@@ -92,7 +101,41 @@ def _standard_frame(estimator, frame, extra=()):
     # dropped, and a row without a label is not a rating.
     columns = dict(zip(names, COLUMNS))
     columns.update({column: name for name, column in extra})
-    return frame[list(columns)].rename(columns=columns).dropna(subset=["label"])
+    frame = frame[list(columns)].rename(columns=columns).dropna(subset=["label"])
+    mixed = [name for name in frame.columns if frame.dtypes[name] == object]
+    if mixed:
+        # An object column may mix numbers and strings, which the P2P
+        # shuffle cannot convert to Arrow ("RuntimeError: P2P ... failed
+        # during transfer phase"): each partition is checked first.
+        frame = frame.map_partitions(_checked_partition, mixed, meta=frame._meta)
+    return frame
+
+
+def _checked_partition(frame, columns):
+    """``frame`` unchanged, once its object ``columns`` pass the in-memory
+    checks of ids, labels and groups (the same errors)."""
+    import pandas as pd
+
+    for name in columns:
+        column = frame[name].dropna()
+        if pd.api.types.infer_dtype(column, skipna=True) in (
+                "string", "integer", "floating", "boolean", "mixed-integer-float", "empty"):
+            continue  # one kind of value: nothing to refuse (the fast path)
+        values = column.to_numpy()
+        if name == "label":
+            _as_label_array(values)
+        elif name == "group":
+            _unique_groups(values)
+        else:
+            _unique_codes(values, what=name)
+    return frame
+
+
+def _unique_groups(values):
+    try:
+        return np.unique(values)
+    except TypeError:  # the in-memory error (OrdinalMixture._prepare)
+        raise ValueError("groups must all be of one comparable type.") from None
 
 
 def _client():
@@ -145,14 +188,23 @@ def _encode_partition(frame, index, rater_ids, classes, with_groups):
                       item_ids=ratings.item_ids)
     groups = None
     if with_groups:
-        per_item = frame.groupby("item", sort=True)["group"]
-        counts = per_item.nunique(dropna=False)
-        if (counts > 1).any():
-            item = counts.index[np.argmax(counts.to_numpy() > 1)]
-            raise ValueError(f"Item {item!r} has ratings in more than one group; each item "
-                             "belongs to one group.")
-        groups = per_item.first().reindex(ratings.item_ids).to_numpy()
+        groups = _item_groups(frame, ratings.item_ids)
+        # before the shuffle by group puts an item's missing groups apart
+        check_groups_present(groups, ratings.item_ids)
     return Partition(index, ratings.item_ids, data, groups)
+
+
+def _item_groups(frame, item_ids):
+    """Each item's group (in the order of ``item_ids``) from the group column
+    of a partition that holds whole items; an item whose ratings name two
+    groups is a ValueError, in fit as in predict."""
+    per_item = frame.groupby("item", sort=True)["group"]
+    counts = per_item.nunique(dropna=False)
+    if (counts > 1).any():
+        item = counts.index[np.argmax(counts.to_numpy() > 1)]
+        raise ValueError(f"Item {show(item)} has ratings in more than one group; each item "
+                         "belongs to one group.")
+    return per_item.first().reindex(item_ids).to_numpy()
 
 
 def _rater_counts(data):
@@ -232,6 +284,21 @@ def _restore_state(token, restart):
     _STATE.update(saved)
 
 
+def _gather(client, futures, also=()):
+    """``client.gather(futures)``; when a task failed, ``futures`` and
+    ``also`` (what they were computed from) are released before the error
+    is raised.  The client keeps a task's error with its future, and the
+    error's traceback holds the frames that hold the futures: unreleased,
+    a failed fit's partitions stayed on the cluster (and in
+    ``client.futures``) for the client's lifetime."""
+    try:
+        return client.gather(futures)
+    except BaseException:
+        for future in [*futures, *also]:
+            future.release()
+        raise
+
+
 def dask_data(data):
     """The :class:`DaskRatingData` that ``data`` is or wraps (a model's
     problem object keeps it as ``data``), else None."""
@@ -293,16 +360,18 @@ class DaskRatingData:
                                  self.token, workers=[worker], allow_other_workers=False,
                                  pure=False)
                    for part, worker in zip(self.parts, self.workers)]
+        steps = futures
         maxima = tuple(getattr(model, "_stats_maxima", ()))
         while len(futures) > 1:
             futures = [client.submit(_combine_batches, maxima, *futures[i:i + FAN_IN],
                                      pure=False)
                        for i in range(0, len(futures), FAN_IN)]
+            steps = steps + futures
         from distributed import wait
 
         wait(futures[0])
         ready = perf_counter()
-        result = futures[0].result()
+        result = _gather(client, futures, also=[params, *steps])[0]
         end = perf_counter()
         compute = sum(stats.pop("_seconds") for stats in result.values())
         self.iterations.append({"wall": end - start, "compute": compute,
@@ -357,7 +426,7 @@ class DaskRatingData:
         """``fn(part_data, *args)`` on each partition (args given per partition), summed."""
         futures = self.client.map(_partition_call, self.parts, [fn] * len(self.parts),
                                   *per_part_args, pure=False)
-        return _combine(self.client.gather(futures))
+        return _combine(_gather(self.client, futures))
 
     def map_state(self, fn, restart):
         """``fn(partition, state)`` on each partition with restart
@@ -365,11 +434,14 @@ class DaskRatingData:
         futures = [self.client.submit(_partition_state, part, self.token, restart, fn,
                                       workers=[worker], allow_other_workers=False, pure=False)
                    for part, worker in zip(self.parts, self.workers)]
-        return self.client.gather(futures)
+        return _gather(self.client, futures)
 
     def release(self):
-        """Drop the item state of this fit from the workers."""
+        """Drop the item state of this fit from the workers, and the fit's
+        partitions (once the fit has ended, failed or not)."""
         self.client.run(_drop_state, self.token)
+        for future in [*self.parts, *filter(None, [self._model_future])]:
+            future.release()
 
 
 class _Lockstep:
@@ -420,10 +492,15 @@ def _disjoint(summaries, key, count, total):
     if all(r != "unordered" for r in ranges):
         try:
             ranges.sort()
-            if all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])):
-                return True
         except TypeError:
-            pass
+            # ids of two partitions that do not compare (numbers in one,
+            # strings in another): the in-memory error, before the count
+            # check's shuffle fails on them ("P2P ... failed")
+            if key == "groups":
+                raise ValueError("groups must all be of one comparable type.") from None
+            raise ValueError("item ids must all be of one type (numbers or strings).") from None
+        if all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])):
+            return True
     return sum(s[count] for s in summaries) == total()
 
 
@@ -438,17 +515,36 @@ def encode_frame(estimator, frame, **fit_params):
     with_groups = any(name == "group" for name, _ in extra)
     key = "group" if with_groups else "item"
     client = _client()
+    # split_out=1: a tree reduction (the raters and the labels are few),
+    # not a shuffle, so that ids or labels of two types reach the checks
+    # below (a P2P shuffle failed on them: "P2P ... failed")
     rater_counts, labels, n_ratings = dask.compute(
-        frame["rater"].value_counts(dropna=False), frame["label"].drop_duplicates(),
-        frame.shape[0])
+        frame["rater"].value_counts(dropna=False, split_out=1),
+        frame["label"].drop_duplicates(split_out=1), frame.shape[0])
     raters = rater_counts.index.to_series()
     if n_ratings == 0:
-        raise ValueError("X has no ratings: the dask DataFrame is empty, nothing to fit.")
+        # the in-memory error (a frame whose labels are all missing is not
+        # "empty": _standard_frame drops the rows without a label)
+        raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
     if raters.isna().any():
-        raise ValueError("A rating has a missing rater id (NaN or None); drop it first.")
-    rater_ids = np.sort(raters.to_numpy())
-    fit_classes(estimator, labels.to_numpy())
+        raise ValueError("item and rater ids must not be missing (NaN or None).")  # in memory
+    try:
+        rater_ids = np.sort(raters.to_numpy())
+    except TypeError:  # the in-memory error (raters of two partitions)
+        raise ValueError("rater ids must all be of one type (numbers or strings).") from None
+    # The classes as the in-memory fit of the same table finds them: a
+    # categorical column's categories name the scale (levels nobody used
+    # included), and integer or boolean labels are int64, uint64 or bool
+    # whatever the column's width (see _ratings.encode and _rated_labels).
+    values = _as_label_array(labels.to_numpy())  # as the in-memory Ratings reads them
+    kept = _kept_label_dtype([labels])
+    values = values if kept is None else values.astype(kept)
+    fit_classes(estimator, values, _categories([labels]))
     classes = estimator.classes_
+    # A label outside classes= is the in-memory error, found here from the
+    # distinct labels rather than in every partition's task (each failing
+    # task logged a worker traceback)
+    encode_labels(values, classes)
 
     def encode(frame):
         pieces = client.compute(frame.to_delayed())
@@ -457,7 +553,8 @@ def encode_frame(estimator, frame, **fit_params):
 
     def check(parts):
         """The non-empty partitions, their items, and whether they are whole."""
-        summaries = client.gather(client.map(Partition.summary, parts, pure=False))
+        summaries = _gather(client, client.map(Partition.summary, parts, pure=False),
+                            also=parts)
         n_items = sum(s["n_items"] for s in summaries)
         items_whole = _disjoint(summaries, "items", "n_items",
                                 lambda: frame["item"].nunique().compute())
@@ -490,35 +587,50 @@ def _empty_result(model, what, index):
     import pandas as pd
 
     if what == "proba":
-        return pd.DataFrame(np.zeros((0, len(model.classes_))), columns=list(model.classes_),
-                            index=index)
+        # the class columns are named as in memory: get_feature_names_out()
+        return pd.DataFrame(np.zeros((0, len(model.classes_))),
+                            columns=model.get_feature_names_out(), index=index)
     if what == "loglik":
         return pd.Series(np.zeros(0), name="log_likelihood", index=index)
     dtype = np.float64 if what == "mean" else model.classes_.dtype
     return pd.Series(np.zeros(0, dtype=dtype), name=model._prediction_name, index=index)
 
 
-def _infer_partition(frame, model, what):
+def _item_table(frame, model, index_name):
+    """The in-memory ``item_table`` of a partition that holds whole items
+    (the same code, so the same columns, dtypes and values)."""
     import pandas as pd
 
+    params = {}
+    if "group" in frame.columns:
+        ids = frame["item"].drop_duplicates().to_numpy()
+        params["groups"] = pd.Series(_item_groups(frame, ids), index=ids)
+    table = model.item_table(frame[list(COLUMNS)].reset_index(drop=True), **params)
+    return table.rename_axis(index_name)
+
+
+def _infer_partition(frame, model, what, index_name):
+    import pandas as pd
+
+    if what == "table":
+        return _item_table(frame, model, index_name)
     if len(frame) == 0:
         mean = what == "label" and getattr(model, "_predicts_mean", False)
         return _empty_result(model, "mean" if mean else what,
-                             pd.Index([], name="item", dtype=frame["item"].dtype))
+                             pd.Index([], name=index_name, dtype=frame["item"].dtype))
     ratings = Ratings(frame["item"].to_numpy(), frame["rater"].to_numpy(),
                       frame["label"].to_numpy())
     data = model._encode(ratings, reset=False)
     kwargs = {}
     if "group" in frame.columns:
-        kwargs["groups"] = frame.groupby("item", sort=True)["group"].first().reindex(
-            ratings.item_ids).to_numpy()
-    index = pd.Index(ratings.item_ids, name="item")
+        kwargs["groups"] = _item_groups(frame, ratings.item_ids)
+    index = pd.Index(ratings.item_ids, name=index_name)
     if what == "loglik":
         return pd.Series(model._score_items(data, **kwargs), index=index,
                          name="log_likelihood")
     items = model._infer_items(data, **kwargs)
     if what == "proba":
-        return pd.DataFrame(items["proba"], index=index, columns=list(model.classes_))
+        return pd.DataFrame(items["proba"], index=index, columns=model.get_feature_names_out())
     return pd.Series(model._predict_from_items(items), index=index,
                      name=model._prediction_name)
 
@@ -526,13 +638,25 @@ def _infer_partition(frame, model, what):
 def infer_frame(model, frame, what, extra=()):
     """Per-item posteriors (``what="proba"``, a dask DataFrame indexed by item
     with one column per class), labels (``"label"``) or log marginal
-    likelihoods (``"loglik"``), both dask Series indexed by item; ``extra``
-    names the model's further columns as ``(name, column)`` pairs."""
+    likelihoods (``"loglik"``), both dask Series indexed by item, or the
+    item table (``"table"``, a dask DataFrame); ``extra``
+    names the model's further columns as ``(name, column)`` pairs.  Named as
+    the in-memory results of the same table: the index after the table's
+    item column (``task`` in crowd-kit's convention), the classes' columns
+    by ``get_feature_names_out()``."""
     import pandas as pd
 
-    frame = _standard_frame(model, frame, extra)
-    shuffled = frame.shuffle(on="group" if extra else "item")
-    mean = what == "label" and getattr(model, "_predicts_mean", False)
-    meta = _empty_result(model, "mean" if mean else what,
-                         pd.Index([], name="item", dtype=frame["item"].dtype))
-    return shuffled.map_partitions(_infer_partition, model, what, meta=meta)
+    standard = _standard_frame(model, frame, extra)  # checks the columns
+    index_name = long_columns(frame.columns)[0]
+    frame = standard
+    # By item, groups or not: an item's results need only its own ratings
+    # and the fitted parameters (its group's δ), and a partition that holds
+    # all of an item's ratings sees all the groups they name.
+    shuffled = frame.shuffle(on="item")
+    if what == "table":
+        meta = _item_table(frame._meta, model, index_name)
+    else:
+        mean = what == "label" and getattr(model, "_predicts_mean", False)
+        meta = _empty_result(model, "mean" if mean else what,
+                             pd.Index([], name=index_name, dtype=frame["item"].dtype))
+    return shuffled.map_partitions(_infer_partition, model, what, index_name, meta=meta)

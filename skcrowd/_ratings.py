@@ -1325,6 +1325,21 @@ def _item_name(X, form):
     return "item" if form == "ratings" else None
 
 
+def check_groups_present(groups, item_ids):
+    """A missing group (NaN, None, ``pd.NA``) is no group: an item without
+    one is a ValueError naming it (``item_ids`` in the order of ``groups``,
+    or None for row numbers).  NaN was fitted as a group of its own before,
+    silently, and None was 'groups must all be of one comparable type'."""
+    missing = _is_missing(groups)
+    if np.any(missing):
+        row = int(np.argmax(missing))
+        item = row if item_ids is None else np.asarray(item_ids)[row]
+        raise ValueError(
+            f"groups must not be missing (NaN or None): item {show(item)} has no group. "
+            "Give it a group (one of its own, say) or drop its ratings."
+        )
+
+
 def per_item(values, data, what):
     """Per-item ``values`` in the row order of ``data``: a pandas Series is
     aligned by item id (every item of ``data`` must be in its index); any

@@ -5,6 +5,7 @@ collections, clear errors."""
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -57,7 +58,10 @@ def test_dawid_skene_on_dask_equals_in_memory(client, synthetic):
     np.testing.assert_array_equal(on_dask.rater_ids_, in_memory.rater_ids_)
     np.testing.assert_array_equal(on_dask.classes_, in_memory.classes_)
     proba = on_dask.predict_proba(ddf)
-    assert isinstance(proba, dd.DataFrame) and list(proba.columns) == list(on_dask.classes_)
+    # columns named as in memory (get_feature_names_out: the classes as strings)
+    assert isinstance(proba, dd.DataFrame)
+    assert list(proba.columns) == list(in_memory.predict_proba(long_frame(synthetic, 1)
+                                                             .compute()).columns)
     np.testing.assert_allclose(aligned(proba, synthetic), in_memory.predict_proba(synthetic),
                                atol=1e-12)
     labels = on_dask.predict(ddf).compute().loc[synthetic.item_ids].to_numpy()
@@ -480,3 +484,278 @@ def test_crowd_kit_column_names(client, synthetic):
     proba = on_dask.predict_proba(dd.from_pandas(frame, npartitions=2))
     np.testing.assert_allclose(aligned(proba, synthetic), in_memory.predict_proba(synthetic),
                                atol=1e-12)
+
+
+# -- the label column read as in memory ----------------------------------------------
+
+
+def small_frame(n_ratings=300, n_classes=2, seed=0):
+    """A few hundred ratings in long form, sorted by rater (the items spread
+    over the partitions)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"item": rng.integers(0, 60, n_ratings),
+                          "rater": rng.integers(0, 8, n_ratings),
+                          "label": rng.integers(0, n_classes, n_ratings)})
+    return frame.sort_values(["rater", "item"], kind="stable").reset_index(drop=True)
+
+
+@pytest.mark.parametrize("label", [
+    pd.Categorical([0, 1], categories=[0, 1, 2]),
+    pd.Categorical(["b", "a"], categories=["b", "a", "c"]),
+    np.array([0, 1], dtype=np.uint8),
+    np.array([0, 1], dtype=np.int32),
+], ids=["category-int-unused-level", "category-str-unused-level", "uint8", "int32"])
+def test_classes_from_the_label_column_as_in_memory(client, label):
+    """The classes of a dask fit are those of the in-memory fit of the same
+    table: a categorical column's categories name the scale (a level nobody
+    used included: before, the dask fit had only the labels seen, two
+    classes where the in-memory fit has three, and other posteriors), and
+    integer labels keep the in-memory dtype (uint8 gave classes_ of dtype
+    uint8, uint64 in memory)."""
+    frame = small_frame()
+    frame["label"] = pd.Series(label).take(frame["label"].to_numpy()).reset_index(drop=True)
+    assert frame["label"].dtype == pd.Series(label).dtype
+    in_memory = DawidSkene().fit(frame)
+    on_dask = DawidSkene().fit(dd.from_pandas(frame, npartitions=2, sort=False))
+    np.testing.assert_array_equal(on_dask.classes_, in_memory.classes_)
+    assert on_dask.classes_.dtype == in_memory.classes_.dtype
+    np.testing.assert_allclose(on_dask.confusion_, in_memory.confusion_, atol=1e-12)
+    proba = on_dask.predict_proba(dd.from_pandas(frame, npartitions=2, sort=False))
+    expected = in_memory.predict_proba(frame)
+    np.testing.assert_allclose(proba.compute().loc[expected.index].to_numpy(),
+                               expected.to_numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("columns", [("item", "rater", "label"), ("task", "worker", "label")])
+def test_item_results_are_labelled_as_in_memory(client, columns):
+    """predict / predict_proba / score_samples of a dask frame are the
+    in-memory results of the same table, names included: the class columns
+    named by get_feature_names_out() (they were the classes themselves, 0
+    and 1 where in memory they are '0' and '1'), the index named after the
+    table's item column ('item' where in memory a crowd-kit table gives
+    'task'), and the same dtypes."""
+    frame = small_frame().rename(columns=dict(zip(("item", "rater", "label"), columns)))
+    ddf = dd.from_pandas(frame, npartitions=3, sort=False)
+    for model in [DawidSkene(), OrdinalMixture(n_init=1)]:
+        in_memory = clone(model).fit(frame)
+        on_dask = clone(model).fit(ddf)
+        for method in ["predict", "predict_proba", "score_samples"]:
+            expected = getattr(in_memory, method)(frame)
+            lazy = getattr(on_dask, method)(ddf)
+            got = lazy.compute().loc[expected.index]
+            for result in (got, lazy._meta):
+                assert type(result) is type(expected), method
+                assert result.index.name == expected.index.name, method
+                if method == "predict_proba":
+                    assert list(result.columns) == list(expected.columns), method
+                    assert list(result.dtypes) == list(expected.dtypes), method
+                else:
+                    assert result.name == expected.name, method
+                    assert result.dtype == expected.dtype, method
+            assert got.index.dtype == expected.index.dtype, method
+            np.testing.assert_allclose(np.asarray(got, dtype=float),
+                                       np.asarray(expected, dtype=float), rtol=1e-8)
+
+
+class _FailingStep(DawidSkene):
+    """A model whose local step fails on the workers (a worker-side error
+    in the middle of a fit)."""
+
+    def _local_step(self, data, params):
+        raise ValueError("the local step failed")
+
+
+def settled_futures(client, before, timeout=5.0):
+    """The client's futures not in ``before``, once releases have gone
+    through (they are sent on the client's event loop)."""
+    import gc
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        gc.collect()
+        left = set(client.futures) - before
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("make, missing_item, message", [
+    (DawidSkene, True, "item and rater ids must not be missing"),
+    (_FailingStep, False, "the local step failed"),
+], ids=["encoding", "local-step"])
+def test_a_failed_fit_leaves_no_futures_on_the_client(client, make, missing_item, message):
+    """A fit that fails on the workers (a missing item id, found when a
+    partition is encoded; an error in a local step) releases its futures:
+    before, the partitions of a failed fit (6 futures, 12 tasks for 3
+    partitions) stayed on the client and the cluster for the client's
+    lifetime - the error kept with the failed future holds the traceback,
+    whose frames hold the futures."""
+    frame = small_frame()
+    if missing_item:
+        frame["item"] = frame["item"].astype(float).where(frame.index != 5)
+    ddf = dd.from_pandas(frame, npartitions=3, sort=False)
+    before = set(client.futures)
+    with pytest.raises(ValueError, match=message):
+        make().fit(ddf)
+    assert settled_futures(client, before) == set()
+    DawidSkene().fit(dd.from_pandas(small_frame(), npartitions=3, sort=False))
+    assert settled_futures(client, before) == set()  # and after a fit, for comparison
+
+
+@pytest.mark.parametrize("npartitions", [1, 3])
+def test_an_item_in_two_groups_at_predict_is_the_fit_error(client, graded, npartitions):
+    """predict / predict_proba / score_samples read each item's group from
+    the group column, as fit does: an item whose ratings name two groups is
+    the fit's ValueError.  Before, predict took one of them silently (the
+    item's first rating's group), or, its ratings shuffled by group into two
+    partitions, gave the item two rows."""
+    _, _, frame = graded
+    model = OrdinalMixture(difficulty="group", n_init=1, random_state=0).fit(
+        dd.from_pandas(frame, npartitions=2, sort=False))
+    broken = frame.copy()
+    first = broken.index[broken["item"] == broken["item"].iloc[0]]
+    broken.loc[first[0], "group"] = broken["group"].max() + 1
+    ddf = dd.from_pandas(broken, npartitions=npartitions, sort=False)
+    # the id as the user wrote it ("Item np.int64(7)" before)
+    message = f"Item {broken['item'].iloc[0]} has ratings in more than one group"
+    for method in ["predict", "predict_proba", "score_samples"]:
+        with pytest.raises(ValueError, match=message):
+            getattr(model, method)(ddf).compute()
+    if npartitions == 1:  # found in the partition, as here
+        with pytest.raises(ValueError, match=message):
+            OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
+
+
+def test_column_emptiness_and_missing_id_errors_are_the_in_memory_ones(client):
+    """An empty table, a table whose labels are all missing, a table with
+    both column conventions and a missing rater id get the in-memory
+    ValueError.  Before, the dask fit said 'the dask DataFrame is empty' of
+    a frame with 300 rows and no label, of a frame with item/rater/label and
+    task/worker/label columns that it 'needs the columns [item, rater,
+    label]', and of a NaN rater 'A rating has a missing rater id'."""
+    frame = small_frame()
+    cases = [frame.iloc[:0], frame.assign(label=np.nan),
+             frame.assign(task=frame["item"], worker=frame["rater"]),
+             frame.assign(rater=frame["rater"].astype(float).where(frame.index != 5))]
+    for table in cases:
+        with pytest.raises(ValueError) as in_memory:
+            DawidSkene().fit(table)
+        with pytest.raises(ValueError) as on_dask:
+            DawidSkene().fit(dd.from_pandas(table, npartitions=2, sort=False))
+        assert str(on_dask.value).split(". ")[0] == str(in_memory.value).split(". ")[0]
+    model = DawidSkene().fit(frame)
+    with pytest.raises(ValueError, match="both long-form conventions"):
+        model.predict_proba(dd.from_pandas(cases[2], npartitions=2, sort=False))
+
+
+@pytest.mark.parametrize("column", ["item", "rater", "label"])
+@pytest.mark.parametrize("where", ["in-a-partition", "across-partitions"])
+def test_ids_or_labels_of_two_types_get_the_in_memory_error(client, column, where):
+    """An object column mixing numbers and strings (dask keeps object
+    columns with dataframe.convert-string off) is the in-memory ValueError,
+    in fit and (mixed in a partition) in predict.  Before, it failed in
+    Dask's P2P shuffle: RuntimeError 'P2P ... failed during transfer phase'
+    (or 'unpack phase')."""
+    import dask
+
+    frame = small_frame()
+    model = DawidSkene().fit(frame)
+    frame[column] = frame[column].astype(object)
+    if where == "in-a-partition":
+        frame.loc[5, column] = "x"
+    else:  # one partition of numbers, one of strings
+        frame.loc[150:, column] = frame.loc[150:, column].astype(str)
+    with pytest.raises(ValueError) as in_memory:
+        DawidSkene().fit(frame)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame, npartitions=2, sort=False)
+        assert ddf.dtypes[column] == object
+        with pytest.raises(ValueError) as on_dask:
+            DawidSkene().fit(ddf)
+        assert str(on_dask.value) == str(in_memory.value)
+        if where == "in-a-partition":
+            with pytest.raises(ValueError) as in_memory:
+                model.predict_proba(frame)
+            with pytest.raises(ValueError) as on_dask:
+                model.predict_proba(ddf).compute()
+            assert str(on_dask.value) == str(in_memory.value)
+
+
+@pytest.mark.parametrize("name", ["DawidSkene", "GLAD", "MACE", "IRT3PL", "Ordinal-None",
+                                  "Ordinal-group"])
+def test_item_table_of_a_dask_frame_is_the_in_memory_table(client, graded, name):
+    """item_table(dask frame) is a dask DataFrame holding the in-memory
+    table of the same ratings: rows indexed by item id, the same columns,
+    dtypes and values.  Before, it was refused ('item_table does not take a
+    dask DataFrame')."""
+    if name.startswith("Ordinal"):
+        ratings, groups, frame = graded
+        difficulty = None if name == "Ordinal-None" else "group"
+        model = OrdinalMixture(difficulty=difficulty, n_init=1, random_state=0).fit(
+            ratings, groups=groups if difficulty else None)
+        params = {"groups": pd.Series(groups, index=ratings.item_ids)} if difficulty else {}
+        expected = model.item_table(frame.drop(columns="group"), **params)
+    else:
+        frame = small_frame()
+        model = {"DawidSkene": DawidSkene, "GLAD": GLAD, "MACE": MACE,
+                 "IRT3PL": IRT3PL}[name](random_state=0).fit(frame)
+        expected = model.item_table(frame)
+    lazy = model.item_table(dd.from_pandas(frame, npartitions=3, sort=False))
+    assert isinstance(lazy, dd.DataFrame)
+    table = lazy.compute()
+    assert table.index.is_unique and set(table.index) == set(expected.index)
+    table = table.loc[expected.index]
+    assert table.index.name == expected.index.name
+    assert list(table.columns) == list(expected.columns) == list(lazy.columns)
+    assert list(table.dtypes) == list(expected.dtypes) == list(lazy.dtypes)
+    for column in expected.columns:
+        np.testing.assert_allclose(np.asarray(table[column], dtype=float),
+                                   np.asarray(expected[column], dtype=float),
+                                   rtol=1e-10, atol=1e-12, err_msg=column)
+
+
+@pytest.mark.parametrize("missing", [np.nan, None])
+def test_an_item_without_a_group_is_refused_in_memory_and_on_dask(client, graded, missing):
+    """OrdinalMixture(difficulty="group") refuses a missing group (NaN or
+    None) in fit, naming the item, in memory and on Dask.  Before, in
+    memory NaN was fitted as a group of its own (group_ids_ ending in nan)
+    and None was 'groups must all be of one comparable type'; on Dask NaN
+    was 'After shuffling by group, an item spans two partitions: an item has
+    ratings in more than one group'."""
+    ratings, groups, frame = graded
+    item = ratings.item_ids[3]
+    groups = pd.Series(groups, index=ratings.item_ids).astype(object)
+    groups[item] = missing
+    frame = frame.assign(group=frame["group"].astype(object))
+    frame.loc[frame["item"] == item, "group"] = missing
+    message = f"groups must not be missing .NaN or None.: item {item} has no group"
+    with pytest.raises(ValueError, match=message):
+        OrdinalMixture(difficulty="group", n_init=1).fit(ratings, groups=groups.to_numpy())
+    with pytest.raises(ValueError, match=message):
+        OrdinalMixture(difficulty="group", n_init=1).fit(frame.drop(columns="group"),
+                                                         groups=groups)
+    with pytest.raises(ValueError, match=message):
+        OrdinalMixture(difficulty="group", n_init=1).fit(
+            frame.drop(columns="group"), groups=groups.astype(float))
+    for npartitions in [1, 3]:
+        ddf = dd.from_pandas(frame.assign(group=frame["group"].astype(float)),
+                             npartitions=npartitions, sort=False)
+        with pytest.raises(ValueError, match=message):
+            OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
+
+
+def test_a_label_outside_classes_is_found_on_the_client(client, caplog):
+    """A label outside ``classes=`` is the in-memory ValueError, found on
+    the client from the labels it gathers anyway: no task fails, so the
+    workers log no 'Compute Failed' traceback (one per partition before)."""
+    import logging
+
+    frame = small_frame(n_classes=3)
+    with pytest.raises(ValueError) as in_memory:
+        DawidSkene(classes=[0, 1]).fit(frame)
+    with caplog.at_level(logging.ERROR, logger="distributed"):
+        with pytest.raises(ValueError) as on_dask:
+            DawidSkene(classes=[0, 1]).fit(dd.from_pandas(frame, npartitions=2, sort=False))
+    assert str(on_dask.value) == str(in_memory.value)
+    assert not [r for r in caplog.records if "Compute Failed" in r.getMessage()]
