@@ -90,67 +90,67 @@ def _warm_up():
     _fit(OrdinalMixture, make_ordinal(60, 5, 3, random_state=0).ratings, max_iter=5, n_init=2)
 
 
+def _cases(models, only_sets=None):
+    """(model name, constructor, data set name, ratings, tight tol, parameters
+    compared) for every model and data set asked for."""
+    for name in models:
+        make, sets, tight, parameters = MODELS[name]
+        for data_name in sets:
+            if not only_sets or data_name in only_sets:
+                yield name, make, data_name, _load(data_name, name), tight, parameters
+
+
 def run(models, tols, max_iter, only_sets=None, step_max0s=(None,)):
     print("| model | data | tol | first step cap | passes plain | passes accelerated | ratio | "
           "all restarts plain / acc. | rel. objective diff | max param diff | "
           "labels equal | wall s plain / acc. |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name in models:
-        make, sets, tight, parameters = MODELS[name]
-        for data_name in sets:
-            if only_sets and data_name not in only_sets:
-                continue
-            ratings = _load(data_name, name)
-            for tol_name in tols:
-                params = {"max_iter": max_iter}
-                if tol_name == "tight":
-                    params["tol"] = tight
-                plain, t_plain = _fit(make, ratings, accelerate=False, **params)
-                for step_max0 in step_max0s:
-                    kind = type(plain)
-                    default = kind._step_max0
-                    if step_max0 is not None:
-                        kind._step_max0 = step_max0
-                    try:
-                        fast, t_fast = _fit(make, ratings, accelerate=True, **params)
-                    finally:
-                        kind._step_max0 = default
-                    tol = plain.tol
-                    rel = abs(fast.lower_bound_ - plain.lower_bound_) / abs(plain.lower_bound_)
-                    diff = np.max(np.abs(parameters(fast) - parameters(plain)))
-                    same = np.array_equal(plain.predict(ratings), fast.predict(ratings))
-                    cap = default if step_max0 is None else step_max0
-                    print(f"| {name} | {data_name} | {tol:g} | {cap:g} | {plain.n_iter_} | "
-                          f"{fast.n_iter_} | {fast.n_iter_ / max(plain.n_iter_, 1):.2f} | "
-                          f"{sum(plain._restart_n_iter)} / {sum(fast._restart_n_iter)} | "
-                          f"{rel:.1e} | {diff:.1e} | {same} | {t_plain:.2f} / {t_fast:.2f} |",
-                          flush=True)
+    for name, make, data_name, ratings, tight, parameters in _cases(models, only_sets):
+        for tol_name in tols:
+            params = {"max_iter": max_iter}
+            if tol_name == "tight":
+                params["tol"] = tight
+            plain, t_plain = _fit(make, ratings, accelerate=False, **params)
+            for step_max0 in step_max0s:
+                kind = type(plain)
+                default = kind._step_max0
+                if step_max0 is not None:
+                    kind._step_max0 = step_max0
+                try:
+                    fast, t_fast = _fit(make, ratings, accelerate=True, **params)
+                finally:
+                    kind._step_max0 = default
+                tol = plain.tol
+                rel = abs(fast.lower_bound_ - plain.lower_bound_) / abs(plain.lower_bound_)
+                diff = np.max(np.abs(parameters(fast) - parameters(plain)))
+                same = np.array_equal(plain.predict(ratings), fast.predict(ratings))
+                cap = default if step_max0 is None else step_max0
+                print(f"| {name} | {data_name} | {tol:g} | {cap:g} | {plain.n_iter_} | "
+                      f"{fast.n_iter_} | {fast.n_iter_ / max(plain.n_iter_, 1):.2f} | "
+                      f"{sum(plain._restart_n_iter)} / {sum(fast._restart_n_iter)} | "
+                      f"{rel:.1e} | {diff:.1e} | {same} | {t_plain:.2f} / {t_fast:.2f} |",
+                      flush=True)
 
 
 def trace(models, only_sets=None):
     """Gaps to the optimum, kept state by kept state (see the module text)."""
-    for name in models:
-        make, sets, tight, _ = MODELS[name]
-        for data_name in sets:
-            if only_sets and data_name not in only_sets:
-                continue
-            ratings = _load(data_name, name)
-            optimum = _fit(make, ratings, accelerate=False, tol=1e-15, max_iter=20000)[0]
-            print(f"{name} on {data_name}, tol={tight:g}: gap to the optimum "
-                  f"({optimum.lower_bound_:.12g}, {optimum.n_iter_} plain passes at tol=1e-15)")
-            fits = {}
-            for accelerate in (False, True):
-                model = _fit(make, ratings, accelerate=accelerate, tol=tight, max_iter=20000)[0]
-                fits[accelerate] = model
-                gaps = optimum.lower_bound_ - np.asarray(model.objective_history_)
-                print(f"  {'accelerated' if accelerate else 'plain':>11} "
-                      f"({model.n_iter_} passes): " + " ".join(f"{g:.1e}" for g in gaps))
-            target = fits[False].lower_bound_
-            reach = next((n for n in range(1, fits[True].n_iter_ + 1)
-                          if _fit(make, ratings, accelerate=True, tol=tight,
-                                  max_iter=n)[0].lower_bound_ >= target), None)
-            print(f"  the accelerated fit reaches the plain fit's final objective after "
-                  f"{reach} passes (plain: {fits[False].n_iter_})", flush=True)
+    for name, make, data_name, ratings, tight, _ in _cases(models, only_sets):
+        optimum = _fit(make, ratings, accelerate=False, tol=1e-15, max_iter=20000)[0]
+        print(f"{name} on {data_name}, tol={tight:g}: gap to the optimum "
+              f"({optimum.lower_bound_:.12g}, {optimum.n_iter_} plain passes at tol=1e-15)")
+        fits = {}
+        for accelerate in (False, True):
+            model = _fit(make, ratings, accelerate=accelerate, tol=tight, max_iter=20000)[0]
+            fits[accelerate] = model
+            gaps = optimum.lower_bound_ - np.asarray(model.objective_history_)
+            print(f"  {'accelerated' if accelerate else 'plain':>11} "
+                  f"({model.n_iter_} passes): " + " ".join(f"{g:.1e}" for g in gaps))
+        target = fits[False].lower_bound_
+        reach = next((n for n in range(1, fits[True].n_iter_ + 1)
+                      if _fit(make, ratings, accelerate=True, tol=tight,
+                              max_iter=n)[0].lower_bound_ >= target), None)
+        print(f"  the accelerated fit reaches the plain fit's final objective after "
+              f"{reach} passes (plain: {fits[False].n_iter_})", flush=True)
 
 
 def main():
