@@ -758,4 +758,7 @@ def test_a_label_outside_classes_is_found_on_the_client(client, caplog):
         with pytest.raises(ValueError) as on_dask:
             DawidSkene(classes=[0, 1]).fit(dd.from_pandas(frame, npartitions=2, sort=False))
     assert str(on_dask.value) == str(in_memory.value)
-    assert not [r for r in caplog.records if "Compute Failed" in r.getMessage()]
+    # only this fit's error counts: the session's cluster may still deliver
+    # the log of an earlier test's failed task (seen in CI: a missing group)
+    assert not [r for r in caplog.records if "Compute Failed" in r.getMessage()
+                and "is not one of the classes" in r.getMessage()]
