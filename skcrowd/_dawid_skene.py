@@ -17,7 +17,7 @@ from ._base import (
 )
 from ._dask import DaskRatingData
 from ._kernels import _dawid_skene as kernels
-from ._ratings import per_class
+from ._ratings import fixed_class_prior
 
 __all__ = ["DawidSkene", "dawid_skene_prior_grid"]
 
@@ -235,14 +235,7 @@ class DawidSkene(CrowdModel):
     def _fixed_prior(self, n_classes):
         if self.class_prior is None:
             return None
-        prior = np.asarray(per_class(self.class_prior, self.classes_, "class_prior"),
-                           dtype=np.float64)
-        if prior.shape != (n_classes,) or np.any(prior <= 0) or not np.isclose(prior.sum(), 1):
-            raise ValueError(
-                f"class_prior must be {n_classes} positive numbers summing to 1, "
-                f"one per class; got {self.class_prior!r}."
-            )
-        return prior
+        return fixed_class_prior(self.class_prior, self.classes_)
 
     def _prepare(self, data, prior_params=None, prior_weight=1.0, **fit_params):
         data = super()._prepare(data, **fit_params)

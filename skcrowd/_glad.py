@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import CrowdModel, has_gold, numba_threads
 from ._dask import DaskRatingData
 from ._kernels import _glad as kernels
-from ._ratings import per_class
+from ._ratings import fixed_class_prior
 
 __all__ = ["GLAD"]
 
@@ -244,13 +244,7 @@ class GLAD(CrowdModel):
             if self.class_prior == "learn":
                 return None
             return np.full(n_classes, 1.0 / n_classes)
-        prior = np.asarray(per_class(self.class_prior, self.classes_, "class_prior"),
-                           dtype=np.float64)
-        if prior.shape != (n_classes,) or np.any(prior <= 0) or not np.isclose(prior.sum(), 1):
-            raise ValueError(
-                f"class_prior must be {n_classes} positive numbers summing to 1, "
-                f"one per class; got {self.class_prior!r}."
-            )
+        prior = fixed_class_prior(self.class_prior, self.classes_, "'uniform', 'learn' or ")
         return prior / prior.sum()
 
     def _prepare(self, data, **fit_params):

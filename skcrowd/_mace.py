@@ -13,7 +13,7 @@ from ._base import (CrowdModel, apply_evidence, draw_categorical, has_gold, item
                     item_dirichlet, item_ids_of, numba_threads)
 from ._kernels import _mace as kernels
 from ._kernels._common import vote_counts
-from ._ratings import per_class
+from ._ratings import fixed_class_prior
 
 __all__ = ["MACE"]
 
@@ -229,14 +229,7 @@ default="uniform"
             if self.class_prior == "learn":
                 return None
             return np.full(n_classes, 1.0 / n_classes)
-        prior = np.asarray(per_class(self.class_prior, self.classes_, "class_prior"),
-                           dtype=np.float64)
-        if prior.shape != (n_classes,) or np.any(prior <= 0) or not np.isclose(prior.sum(), 1):
-            raise ValueError(
-                f"class_prior must be 'uniform', 'learn' or {n_classes} positive numbers "
-                f"summing to 1, one per class; got {self.class_prior!r}."
-            )
-        return prior
+        return fixed_class_prior(self.class_prior, self.classes_, "'uniform', 'learn' or ")
 
     def _prepare(self, data, **fit_params):
         data = super()._prepare(data, **fit_params)

@@ -1379,3 +1379,18 @@ def per_class(values, classes, what):
     read by position it gave each class another class's value); anything
     else is taken in order, as given."""
     return aligned_by_id(values, classes, what, kind="class")
+
+
+def fixed_class_prior(values, classes, allowed=""):
+    """A class prior held fixed, given as numbers (``class_prior``): one
+    positive number per class, summing to 1, in the order of ``classes``
+    (a pandas Series aligned by class label, see :func:`per_class`); else a
+    ValueError whose message names the other accepted values ``allowed``."""
+    prior = np.asarray(per_class(values, classes, "class_prior"), dtype=np.float64)
+    n_classes = len(classes)
+    if prior.shape != (n_classes,) or np.any(prior <= 0) or not np.isclose(prior.sum(), 1):
+        raise ValueError(
+            f"class_prior must be {allowed}{n_classes} positive numbers summing to 1, "
+            f"one per class; got {values!r}."
+        )
+    return prior
