@@ -449,10 +449,7 @@ class Ratings:
         ((2, 2), 2)
         """
         names = list(df.columns) if is_dataframe(df) else list(df)
-        if ((item, rater, label) == LONG_CONVENTIONS[0] and "item" not in names
-                and "rater" not in names and set(LONG_CONVENTIONS[1]) <= set(names)):
-            # crowd-kit's task/worker/label, which fit(df) reads as long form
-            item, rater, label = LONG_CONVENTIONS[1]
+        item, rater = default_id_columns(names, item, rater)
         missing = [c for c in (item, rater, label) if c not in df]
         if missing:
             more = f" and {len(names) - 10} more" if len(names) > 10 else ""
@@ -940,6 +937,19 @@ def check_classes(classes):
 
 #: the column conventions of a long-form DataFrame: (item, rater, label)
 LONG_CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
+
+def default_id_columns(names, item, rater):
+    """The item and rater columns to read from a table with the columns
+    ``names``: ``item`` and ``rater`` as given, except that the defaults
+    ("item", "rater") on a table that has crowd-kit's "task" and "worker"
+    and neither "item" nor "rater" read those, as ``fit(df)``'s long-form
+    rule does (one rule for ``Ratings.from_long`` and the command line)."""
+    default, crowd_kit = LONG_CONVENTIONS[0][:2], LONG_CONVENTIONS[1][:2]
+    if ((item, rater) == default and not set(default) & set(names)
+            and set(crowd_kit) <= set(names)):
+        return crowd_kit
+    return item, rater
+
 
 #: a wide DataFrame whose labels take more values than this is refused
 MAX_WIDE_LABELS = 100

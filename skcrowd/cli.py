@@ -32,7 +32,7 @@ from ._glad import GLAD
 from ._irt import IRT3PL
 from ._mace import MACE
 from ._ordinal import OrdinalMixture
-from ._ratings import Ratings
+from ._ratings import Ratings, default_id_columns
 
 #: command-line model names -> estimator factories
 MODELS = {
@@ -100,12 +100,9 @@ def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
                 f"skcrowd: {name} has more than one column named {repeated}; "
                 "rename them so that each of --item/--rater/--label names one column."
             )
-        if ((item, rater) == ("item", "rater") and not {"item", "rater"} & set(header)
-                and {"task", "worker"} <= set(header)):
-            # crowd-kit's column names, which Python's long-form rule also
-            # reads (doc/data.rst): a crowd-kit export needs no flags here
-            # either
-            item, rater = "task", "worker"
+        # crowd-kit's column names, as the Python API reads them (doc/data.rst):
+        # a crowd-kit export needs no flags here either
+        item, rater = default_id_columns(header, item, rater)
         absent = [c for c in (item, rater, label) if c not in header]
         if absent:
             raise SystemExit(
