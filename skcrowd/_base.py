@@ -35,7 +35,8 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
-from ._ratings import (RatingData, Ratings, _unique_codes, check_not_a_rating_column, encode,
+from ._ratings import (RatingData, Ratings, _unique_codes, check_not_a_column_of,
+                       check_not_a_rating_column, encode,
                        encode_labels, fit_classes, gold_per_item, import_pandas, long_columns,
                        set_raters, show, to_ratings)
 
@@ -955,6 +956,9 @@ class CrowdModel(CrowdEstimator):
         # every form read as fit reads it (a long-form DataFrame is ratings,
         # not a matrix whose raters are called item, rater and label)
         ratings, form, scale = to_ratings(reader, X, reset=True)
+        if y is not None and form == "long":
+            # as fit: a column of the table is one value per rating
+            check_not_a_column_of(y, X, len(ratings), long_columns(X.columns)[0], "y")
         if form == "matrix" and not first and ratings.shape[1] != self.n_features_in_:
             # Unnamed columns are raters by position: another count
             # cannot be matched (a Ratings or named columns can).

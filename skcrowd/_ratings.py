@@ -1302,9 +1302,9 @@ def encode(estimator, X, *, reset):
         ratings=ratings,
     )
     if form == "long":
-        # the table's rows (ratings), to tell one of its columns from
-        # per-item values (see check_not_a_rating_column)
-        data.table_index = X.index
+        # the table (its rows are ratings), to tell one of its columns from
+        # per-item values (see check_not_a_rating_column); a reference, not a copy
+        data.table = X
     return data
 
 
@@ -1312,19 +1312,60 @@ def check_not_a_rating_column(values, data, what):
     """A per-item argument (``y``, ``groups``) that is a column of the long
     table ``X`` holds one value per *rating*, indexed by the table's rows.
     Aligned "by item id", integer item ids that are also row labels would
-    read item k's value from row k (another item's rating), silently."""
-    rows = getattr(data, "table_index", None)
+    read item k's value from row k (another item's rating), silently.
+
+    With one rating per item a per-item Series can have the very index of
+    the table's rows (items 0..n-1 in a table with the default row labels),
+    so the index alone does not tell; see :func:`_misread_column`."""
+    check_not_a_column_of(values, getattr(data, "table", None), data.n_items,
+                          data.item_name, what)
+
+
+def check_not_a_column_of(values, table, n_items, item_name, what):
+    """:func:`check_not_a_rating_column` for a long ``table`` (or None: not
+    long form) of ``n_items`` items whose item column is ``item_name``."""
     pd = loaded_pandas()
-    if (rows is None or pd is None or not isinstance(values, pd.Series)
-            or len(values) != len(rows) or len(rows) == data.n_items
-            or not values.index.equals(rows)):
+    if (table is None or pd is None or not isinstance(values, pd.Series)
+            or not values.index.equals(table.index)):
         return
-    name = data.item_name or "item"
+    if len(table) == n_items and not _misread_column(values, table, item_name):
+        return
+    name = item_name or "item"
     raise ValueError(
         f"{what} is a column of the long table (one value per rating, indexed by the "
         f"table's rows), not one value per item; pass one per item, indexed by item "
         f"id, e.g. df.groupby({name!r})[column].first()."
     )
+
+
+def _misread_column(values, table, item_column):
+    """Whether ``values``, with the index of a long ``table`` that has one
+    rating per item, is that table's column and reading it by item id would
+    give items other values than their own rows hold.
+
+    Refused only when all of these hold, so that a per-item Series that
+    merely shares the table's index is never refused: it has a column's
+    name and index name and equals that column value for value (a column
+    taken from the table), every item id is a row label (else aligning by id
+    names the missing one), and some item's row is not the row its id labels
+    (read by id, it would get another item's value).  A column whose values
+    come out the same either way is harmless and accepted."""
+    pd = loaded_pandas()
+    name = values.name
+    try:
+        column = table[name] if name in table.columns else None
+    except TypeError:  # an unhashable name is no column name
+        return False
+    if (not isinstance(column, pd.Series) or list(values.index.names) != list(table.index.names)
+            or not values.equals(column)):
+        return False
+    items = table[item_column]
+    if not items.isin(values.index).all():
+        return False
+    by_row = values.to_numpy(dtype=object)
+    by_id = values.reindex(items.to_numpy()).to_numpy(dtype=object)
+    same = (by_row == by_id) | (_is_missing(by_row) & _is_missing(by_id))
+    return not np.all(same)
 
 
 def _item_name(X, form):

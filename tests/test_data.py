@@ -467,6 +467,41 @@ def test_a_column_of_the_long_table_is_not_taken_for_per_item_values():
         assert model.predict(long, groups=per_item).shape == (40,)
 
 
+def test_a_column_of_a_long_table_with_one_rating_per_item_is_not_read_by_id():
+    # One rating per item: the column has as many rows as there are items,
+    # and the length check let it through.  With integer item ids that are
+    # also the row labels (in another order), "aligned by item id" read item
+    # k's gold (group) from row k, another item's rating, silently.
+    rng = np.random.default_rng(0)
+    n = 30
+    long = pd.DataFrame({"item": rng.permutation(n), "rater": rng.integers(0, 3, n),
+                         "label": rng.integers(0, 3, n)})
+    long["query"] = long["item"] % 3
+    with pytest.raises(ValueError, match="y is a column of the long table"):
+        DawidSkene().fit(long, long["label"])
+    with pytest.raises(ValueError, match="y is a column of the long table"):
+        DawidSkene().partial_fit(long, long["label"])
+    params = dict(difficulty="group", n_init=1, max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="groups is a column of the long table"):
+            OrdinalMixture(**params).fit(long, groups=long["query"])
+        # per-item Series are read by id, even with the table's very index
+        gold = long.groupby("item")["label"].first()
+        by_id = pd.Series(gold.to_numpy(), index=pd.RangeIndex(n), name="label")
+        assert by_id.index.equals(long.index)
+        for y in (gold, by_id):
+            data = DawidSkene()._encode(long, reset=True, y=y)
+            assert np.array_equal(data.gold, gold.to_numpy())
+        OrdinalMixture(**params).fit(long, groups=long.groupby("item")["query"].first())
+        # a column that is per item in either reading is harmless: accepted
+        ordered = long.sort_values("item").reset_index(drop=True)
+        data = DawidSkene()._encode(ordered, reset=True, y=ordered["label"])
+        assert np.array_equal(data.gold, gold.to_numpy())
+        constant = long.assign(g=1)
+        OrdinalMixture(**params).fit(constant, groups=constant["g"])
+
+
 def test_groups_series_with_a_matrix_is_read_in_row_order():
     # A matrix's items are its rows, without ids; a groups Series
     # (df["query"] of the table the matrix came from) was keyed by its index
