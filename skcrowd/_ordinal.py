@@ -18,7 +18,7 @@ from ._base import (CrowdModel, item_chunks, item_ids_of, item_keys, item_normal
 from ._dask import DaskRatingData
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
-from ._ratings import check_groups_present, per_class, per_item
+from ._ratings import encode_groups, per_class, per_item
 
 __all__ = ["OrdinalMixture"]
 
@@ -615,12 +615,7 @@ class OrdinalMixture(CrowdModel):
                     "difficulty='group' needs the group of each item: "
                     "fit(X, groups=...)."
                 )
-            groups = self._encode_groups(groups, data)
-            check_groups_present(groups, data.item_ids)
-            try:
-                ids, codes = np.unique(groups, return_inverse=True)
-            except TypeError:
-                raise ValueError("groups must all be of one comparable type.") from None
+            ids, codes = encode_groups(self._encode_groups(groups, data), data.item_ids)
             self.group_ids_ = ids
             item_group = codes.astype(np.int32)
             n_groups = len(ids)

@@ -1391,6 +1391,20 @@ def check_groups_present(groups, item_ids):
         )
 
 
+def encode_groups(groups, item_ids):
+    """Codes of per-item ``groups`` (1-D, in item order; ``item_ids`` name
+    the items in errors, None for row numbers) into their sorted distinct
+    values, as ``(group_ids, codes)``.  A missing group is a ValueError
+    (:func:`check_groups_present`), and so are groups that cannot be
+    compared (``1`` with ``"a"``, where np.unique raised a TypeError)."""
+    check_groups_present(groups, item_ids)
+    try:
+        ids, codes = np.unique(groups, return_inverse=True)
+    except TypeError:
+        raise ValueError("groups must all be of one comparable type.") from None
+    return ids, codes.astype(np.int32).ravel()
+
+
 def per_item(values, data, what):
     """Per-item ``values`` in the row order of ``data``: a pandas Series is
     aligned by item id (every item of ``data`` must be in its index); any

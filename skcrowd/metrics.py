@@ -26,7 +26,7 @@ from ._agreement import (
     uncertainty,
 )
 from ._ratings import _as_label_array, _missing_any, aligned_by_id, check_positive_int, \
-    input_form, loaded_pandas
+    encode_groups, input_form, loaded_pandas
 
 __all__ = [
     "gold_accuracy",
@@ -44,13 +44,17 @@ __all__ = [
 ]
 
 
+def _gold_ids(y_true):
+    """The item ids of ``y_true`` when it is a pandas Series, else None."""
+    pd = loaded_pandas()
+    return y_true.index if pd is not None and isinstance(y_true, pd.Series) else None
+
+
 def _by_gold_ids(y_true, values, what):
     """``values`` (per item) aligned to ``y_true`` by item id when both are
     pandas Series (as returned for long-form input, sorted by id), else as
     given: positions would pair an item's gold with another's prediction."""
-    pd = loaded_pandas()
-    ids = y_true.index if pd is not None and isinstance(y_true, pd.Series) else None
-    return aligned_by_id(values, ids, what)
+    return aligned_by_id(values, _gold_ids(y_true), what)
 
 
 def gold_accuracy(y_true, y_pred):
@@ -274,7 +278,9 @@ def ndcg(y_true, y_pred, groups, *, gain="exponential", k=None):
         Gold values; NaN = unknown (the item is left out of its group).
     y_pred : array-like of shape (n_items,)
     groups : array-like of shape (n_items,)
-        The query of each item.
+        The query of each item (not missing), one per item: not a column of
+        a long table of ratings (pass ``df.groupby("item")["query"].first()``,
+        not ``df["query"]``).
     gain : {"exponential", "linear"}, default="exponential"
     k : int, default=None
         Truncate at the top ``k`` ranks (NDCG@k); default all.
@@ -292,16 +298,23 @@ def ndcg(y_true, y_pred, groups, *, gain="exponential", k=None):
     >>> round(ndcg(y_true, y_pred, groups=["q1", "q1", "q1", "q2", "q2"]), 4)
     0.8549
     """
-    groups = np.asarray(_by_gold_ids(y_true, groups, "groups")).ravel()
+    ids = _gold_ids(y_true)  # to name an item without a group (else its row)
+    groups = np.asarray(_by_gold_ids(y_true, groups, "groups"))
     y_true, y_pred, known = _known(y_true, y_pred)
     if groups.shape != y_true.shape:
+        # not raveled: a 2-D groups was counted as one entry per cell
         raise ValueError(
-            f"groups has {len(groups)} entries; y_true has {len(y_true)} items."
+            f"groups must have one entry per item: y_true has {len(y_true)} items, "
+            f"groups has shape {groups.shape}."
         )
     _gain(np.zeros(1), gain)
     if k is not None:
         k = check_positive_int(k, "k", "the top k ranks, or None for all")
-    ids, codes = np.unique(groups[known], return_inverse=True)
+    # as the estimators' groups: a missing group (NaN was a group of its
+    # own, None a TypeError) or groups of two types is a ValueError naming
+    # it; only the items with known truth are ranked, so only theirs count
+    ids, codes = encode_groups(groups[known], (np.arange(len(known)) if ids is None
+                                               else np.asarray(ids))[known])
     truth = y_true[known]
     pred = y_pred[known]
     values = []

@@ -125,3 +125,36 @@ def test_truth_metrics_align_two_series_by_item_id():
         mean_squared_error(gold, pred.drop("c"))
     # arrays: in order, as before
     assert mean_squared_error(gold.to_numpy(), pred.to_numpy()) == pytest.approx(2 / 3)
+
+
+def test_ndcg_groups_get_the_estimators_group_errors():
+    # NaN (and pd.NA) was ranked as a group of its own, silently; None or
+    # groups of two types were a TypeError from np.unique ("'<' not supported
+    # between instances of 'NoneType' and 'int'"); a 2-D groups was raveled
+    # and blamed for its number of cells.
+    pd = pytest.importorskip("pandas")
+    truth = np.array([3.0, 1.0, 2.0, np.nan, 1.0, 3.0])
+    pred = np.array([2.5, 1.0, 2.0, 0.0, 2.2, 1.1])
+    groups = np.array([0, 0, 0, 1, 1, 1], dtype=float)
+    reference = ndcg(truth, pred, groups)
+    for missing in (np.nan, None, pd.NA):
+        bad = groups.astype(object)
+        bad[4] = missing
+        with pytest.raises(ValueError, match="groups must not be missing .* item 4 has"):
+            ndcg(truth, pred, bad)
+        named = pd.Series(bad, index=list("abcdef"))
+        with pytest.raises(ValueError, match="item 'e' has no group"):
+            ndcg(pd.Series(truth, index=list("abcdef")), pred, named)
+    # the group of an item without gold is never used: it may be missing
+    unused = groups.copy()
+    unused[3] = np.nan
+    assert ndcg(truth, pred, unused) == reference
+    mixed = groups.astype(object)
+    mixed[0] = "q"
+    with pytest.raises(ValueError, match="groups must all be of one comparable type"):
+        ndcg(truth, pred, mixed)
+    with pytest.raises(ValueError, match=r"one entry per item: y_true has 6 items, "
+                                         r"groups has shape \(6, 2\)"):
+        ndcg(truth, pred, np.c_[groups, groups])
+    with pytest.raises(ValueError, match=r"groups has shape \(5,\)"):
+        ndcg(truth, pred, groups[:-1])
