@@ -26,7 +26,7 @@ from ._agreement import (
     uncertainty,
 )
 from ._ratings import _as_label_array, _missing_any, aligned_by_id, check_positive_int, \
-    encode_groups, input_form, loaded_pandas
+    encode_groups, input_form, loaded_pandas, show
 
 __all__ = [
     "gold_accuracy",
@@ -57,6 +57,19 @@ def _by_gold_ids(y_true, values, what):
     return aligned_by_id(values, _gold_ids(y_true), what)
 
 
+def _one_per_item(values, what, dtype):
+    """``values`` as a 1-D array (a column vector too, as scikit-learn's
+    metrics take it); another shape is a ValueError: raveled, a matrix
+    (``predict_proba``'s, say) was compared cell by cell with the items."""
+    values = np.asarray(values, dtype=dtype)
+    if values.ndim == 2 and values.shape[1] == 1:
+        return values.ravel()
+    if values.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional (one value per item); got "
+                         f"shape {values.shape}.")
+    return values
+
+
 def gold_accuracy(y_true, y_pred):
     """Share of the items with known gold whose predicted label equals it.
 
@@ -78,8 +91,9 @@ def gold_accuracy(y_true, y_pred):
     >>> gold_accuracy([0, 1, float("nan"), 1], [0, 0, 1, 1])
     0.6666666666666666
     """
-    y_pred = np.asarray(_by_gold_ids(y_true, y_pred, "y_pred"), dtype=object).ravel()
-    y_true = np.asarray(y_true, dtype=object).ravel()
+    ids = _gold_ids(y_true)
+    y_pred = _one_per_item(_by_gold_ids(y_true, y_pred, "y_pred"), "y_pred", object)
+    y_true = _one_per_item(y_true, "y_true", object)
     if y_true.shape != y_pred.shape:
         raise ValueError(
             f"y_true and y_pred have different lengths: {len(y_true)} and {len(y_pred)}."
@@ -87,8 +101,18 @@ def gold_accuracy(y_true, y_pred):
     known = ~_missing_any(y_true)
     if not np.any(known):
         raise ValueError("y_true has no known (non-missing) label.")
-    truth = _as_label_array(y_true[known])
-    pred = _as_label_array(y_pred[known])
+    unpredicted = known & _missing_any(y_pred)
+    if np.any(unpredicted):
+        # was "Labels must be finite; found inf" (NaN) or a TypeError (None)
+        row = int(np.argmax(unpredicted))
+        raise ValueError(f"y_pred is missing (NaN or None) for item "
+                         f"{show(row if ids is None else ids[row])}, whose gold is known.")
+    truth = _as_label_array(y_true[known], "y_true")
+    pred = _as_label_array(y_pred[known], "y_pred")
+    if (truth.dtype.kind == "O") != (pred.dtype.kind == "O"):
+        # 1 never equals "1": gold read as strings (from a CSV) scored 0, silently
+        raise ValueError("y_true and y_pred hold labels of different types (numbers and "
+                         f"strings: {show(truth[0])} and {show(pred[0])}); give both one type.")
     return float(np.mean(truth == pred))
 
 
@@ -159,8 +183,8 @@ def gold_accuracy_scorer(estimator, X, y):
 
 
 def _known(y_true, y_pred):
-    y_pred = np.asarray(_by_gold_ids(y_true, y_pred, "y_pred"), dtype=np.float64).ravel()
-    y_true = np.asarray(y_true, dtype=np.float64).ravel()
+    y_pred = _one_per_item(_by_gold_ids(y_true, y_pred, "y_pred"), "y_pred", np.float64)
+    y_true = _one_per_item(y_true, "y_true", np.float64)
     if y_true.shape != y_pred.shape:
         raise ValueError(
             f"y_true and y_pred have different lengths: {len(y_true)} and {len(y_pred)}."

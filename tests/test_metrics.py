@@ -158,3 +158,29 @@ def test_ndcg_groups_get_the_estimators_group_errors():
         ndcg(truth, pred, np.c_[groups, groups])
     with pytest.raises(ValueError, match=r"groups has shape \(5,\)"):
         ndcg(truth, pred, groups[:-1])
+
+
+def test_truth_metrics_refuse_what_they_would_misread():
+    # A 2-D y_pred (or y_true) was raveled and compared cell by cell with
+    # the items; a missing prediction was "Labels must be finite; found inf
+    # among the ratings" (NaN) or a TypeError (None); gold as numbers
+    # against predictions as strings scored 0, silently.
+    pd = pytest.importorskip("pandas")
+    gold = [0, 1, 1, 0]
+    with pytest.raises(ValueError, match=r"y_pred must be one-dimensional .* shape \(2, 2\)"):
+        gold_accuracy(gold, np.array([[0, 1], [1, 0]]))
+    with pytest.raises(ValueError, match=r"y_true must be one-dimensional .* shape \(2, 2\)"):
+        mean_squared_error(np.array([[0.0, 1.0], [1.0, 0.0]]), [0.0, 1.0, 1.0, 0.0])
+    # a column vector is one value per item, as in scikit-learn's metrics
+    assert gold_accuracy(gold, np.array([[0], [1], [1], [1]])) == 0.75
+    for missing in (np.nan, None):
+        with pytest.raises(ValueError, match="y_pred is missing .* for item 2, whose gold"):
+            gold_accuracy(gold, [0, 1, missing, 0])
+        series = pd.Series(gold, index=list("abcd"))
+        with pytest.raises(ValueError, match="for item 'c', whose gold"):
+            gold_accuracy(series, [0, 1, missing, 0])
+        # no gold, no comparison: a missing prediction there is fine
+        assert gold_accuracy([0, 1, None, 0], [0, 1, missing, 0]) == 1.0
+    with pytest.raises(ValueError, match="different types"):
+        gold_accuracy(gold, ["0", "1", "1", "0"])
+    assert gold_accuracy(gold, [False, True, True, False]) == 1.0
