@@ -297,7 +297,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     _min_classes = 1
 
     # -- input ----------------------------------------------------------------
-    def _encode(self, X, reset, y=None):
+    def _encode(self, X, reset, y=None, allow_empty=False):
         """``X`` as :class:`RatingData`, through the data layer (every input
         form, missing values, rater ids and label encoding live there).
 
@@ -306,7 +306,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         (fit only): the known true labels, stored as ``data.gold`` (see
         :func:`gold_per_item`); their labels count among the classes.
         """
-        data = encode(self, X, reset=reset)
+        data = encode(self, X, reset=reset, allow_empty=allow_empty)
         if y is None:
             return data
         # the known labels (fit): their labels count among the classes
@@ -528,7 +528,13 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             if hasattr(self, "_dask_infer"):
                 return self._dask_infer(X, "table", groups)
             return _dask.infer_frame(self, X, "table")
-        data = self._encode(X, reset=False)
+        return self._item_table(X, **params)
+
+    def _item_table(self, X, allow_empty=False, **params):
+        """:meth:`item_table` of in-memory ``X``; ``allow_empty`` for the
+        Dask path (an empty partition's table, and the meta)."""
+        pd = import_pandas("item_table")
+        data = self._encode(X, reset=False, allow_empty=allow_empty)
         model = self._with_unknown_raters(data)
         items = model._infer_items(data, **params)
         proba = items["proba"]

@@ -605,7 +605,8 @@ def _item_table(frame, model, index_name):
     if "group" in frame.columns:
         ids = frame["item"].drop_duplicates().to_numpy()
         params["groups"] = pd.Series(_item_groups(frame, ids), index=ids)
-    table = model.item_table(frame[list(COLUMNS)].reset_index(drop=True), **params)
+    table = model._item_table(frame[list(COLUMNS)].reset_index(drop=True),
+                              allow_empty=True, **params)
     return table.rename_axis(index_name)
 
 

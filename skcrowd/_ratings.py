@@ -1248,7 +1248,12 @@ def map_raters(ratings, fitted_ids, model_name, unknown_raters="error"):
     return codes[ratings._rater]
 
 
-def encode(estimator, X, *, reset):
+#: what an empty X of each form is, for the error (arrays and wide frames
+#: get scikit-learn's "Found array with 0 sample(s)" from check_array)
+_EMPTY_FORMS = {"long": "a long-form table with no rows", "ratings": "a Ratings with no items"}
+
+
+def encode(estimator, X, *, reset, allow_empty=False):
     """The input boundary: any accepted ``X`` as :class:`RatingData`.
 
     With ``reset=True`` (fit) this sets ``classes_``, ``n_features_in_`` and
@@ -1257,8 +1262,20 @@ def encode(estimator, X, *, reset):
     ``X`` against them and maps raters by id.  The result has one extra
     rater column (code ``n_features_in_``) when ``unknown_raters="prior"``
     and ``X`` has raters not seen in fit.
+
+    An ``X`` without items is a ValueError (``fit`` says it has no ratings);
+    ``allow_empty=True`` is for the Dask path, which builds the empty
+    results of empty partitions and its meta from the in-memory code.
     """
     ratings, form, scale = to_ratings(estimator, X, reset=reset)
+    if not reset and not allow_empty and len(ratings) == 0:
+        # predict / score on it returned empty results and score() NaN (the
+        # mean of nothing); scikit-learn refuses 0 samples, as check_array
+        # does here for arrays and wide frames
+        raise ValueError(
+            f"X is empty: it has no items ({_EMPTY_FORMS.get(form, form)}), so there is "
+            "nothing to predict or score."
+        )
     n_raters = None
     if reset:
         if form == "wide":

@@ -211,6 +211,10 @@ def expected_information_gain(model, X, raters=None, weights=None):
     _check(model)
     R = _as_ratings(model, X)
     n_items = len(R)
+    if n_items == 0:
+        # no items, no gain (tested); the model's predict_proba refuses an
+        # empty X, which scoring the pool would give it
+        return _by_item_id(model, X, R.item_ids, np.zeros(0), "information_gain")
     fitted = np.asarray(model.rater_ids_)
     pools = _pools(_pools_by_item_id(raters, R, input_form(X), fitted), n_items, fitted)
     if weights is not None:

@@ -254,3 +254,43 @@ def test_bug8_cli_dash_reads_standard_input_in_a_subprocess(csv_dir):
     assert missing.returncode == 1
     assert missing.stderr.decode().strip().count("\n") == 0
     assert b"Traceback" not in missing.stderr
+
+
+# -- empty input at predict time: empty results and a NaN score ---------------------
+def _empty_forms(X):
+    import pandas as pd
+
+    from skcrowd import Ratings
+
+    R = Ratings.from_matrix(X)
+    return {"long": R.to_long().iloc[:0], "ratings": R[[]],
+            "wide": pd.DataFrame(X).iloc[:0], "array": X[:0]}
+
+
+@pytest.mark.parametrize("name", ["DawidSkene", "GLAD", "IRT3PL", "MACE", "MajorityVote",
+                                  "MeanRating", "MedianRating", "OrdinalMixture"])
+def test_empty_input_after_fit_is_a_value_error_naming_it(name):
+    # A long table with no rows (or a Ratings with no items) gave empty
+    # predictions and score() = nan (the mean of nothing); arrays and wide
+    # frames already got scikit-learn's "Found array with 0 sample(s)".
+    import skcrowd
+    from skcrowd.metrics import consistency, posterior_entropy, uncertainty
+
+    from test_common import all_estimators, fast_instance
+
+    assert name in {c.__name__ for c in all_estimators()}  # the list is every estimator
+    X = np.array([[0, 0, 1, np.nan], [1, 1, 1, 0], [0, np.nan, 0, 0], [1, 0, 1, 1]] * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = fast_instance(getattr(skcrowd, name)).fit(X)
+    methods = ["predict", "predict_proba", "score", "score_samples", "transform",
+               "item_table"]
+    metrics = [lambda E: posterior_entropy(model, E), lambda E: uncertainty(model, E)]
+    if model._prediction_name == "label":
+        metrics.append(lambda E: consistency(model, E))
+    for form, empty in _empty_forms(X).items():
+        message = "0 sample" if form in ("wide", "array") else "X is empty: it has no items"
+        calls = [getattr(model, m) for m in methods if hasattr(model, m)] + metrics
+        for call in calls:
+            with pytest.raises(ValueError, match=message):
+                call(empty)
