@@ -58,6 +58,9 @@ def _distances(level, values, marginals):
         between = np.where(np.arange(len(values))[None, :] >= np.arange(len(values))[:, None],
                            between, between.T)
         return (between - (marginals[:, None] + marginals[None, :]) / 2) ** 2
+    # as floats: integer labels (classes=[0, 1, 2], an int column) made
+    # ratio's np.divide write floats into an integer array (UFuncTypeError)
+    values = values.astype(np.float64)
     diff = values[:, None] - values[None, :]
     if level == "interval":
         return diff ** 2

@@ -58,6 +58,27 @@ def test_alpha_equals_the_krippendorff_package(level, seed):
 
 
 @pytest.mark.parametrize("level", sorted(PUBLISHED))
+def test_alpha_of_integer_and_boolean_labels_is_that_of_their_values(level):
+    # level="ratio" on integer labels (an int array, classes=[1, 2, 3]) was
+    # a UFuncTypeError from np.divide, "interval"/"ratio" on boolean labels
+    # a TypeError (numpy boolean subtract)
+    pd = pytest.importorskip("pandas")
+    X = random_ratings(0)
+    rows, cols = np.nonzero(~np.isnan(X))
+    labels = X[rows, cols]
+    expected = krippendorff.alpha(reliability_data=X.T, level_of_measurement=level)
+    as_int = Ratings(rows, cols, labels.astype(np.int64))
+    assert krippendorff_alpha(as_int, level) == pytest.approx(expected, abs=1e-9)
+    classes = np.unique(labels).astype(np.int64)
+    assert krippendorff_alpha(as_int, level, classes=classes) == pytest.approx(
+        expected, abs=1e-9)
+    binary = labels > np.median(labels)
+    long = pd.DataFrame({"item": rows, "rater": cols, "label": binary})
+    assert krippendorff_alpha(long, level) == pytest.approx(
+        krippendorff_alpha(long.assign(label=binary.astype(float)), level), abs=1e-12)
+
+
+@pytest.mark.parametrize("level", sorted(PUBLISHED))
 def test_repeated_ratings_are_values_of_their_unit(level):
     """A rater rating an item twice adds a pairable value to that unit: the
     krippendorff package's value-counts form."""
