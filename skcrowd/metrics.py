@@ -223,7 +223,9 @@ def mean_squared_error(y_true, y_pred):
 
 def correlation(y_true, y_pred):
     """Pearson's correlation of y_true and y_pred over the items with known
-    truth (NaN if either is constant there).
+    truth.  Undefined (0/0) when either is constant there: a ``ValueError``
+    naming it, as for the agreement coefficients (user guide, "Undefined
+    values").
 
     Parameters
     ----------
@@ -245,8 +247,17 @@ def correlation(y_true, y_pred):
     y_true, y_pred, known = _known(y_true, y_pred)
     a = y_true[known] - y_true[known].mean()
     b = y_pred[known] - y_pred[known].mean()
+    for values, what in ((y_true[known], "y_true"), (y_pred[known], "y_pred")):
+        # was NaN, which went into tables of scores silently (tested on the
+        # values: their mean need not be exact, a - mean not exactly 0)
+        if np.all(values == values[0]):
+            raise ValueError(f"Pearson's correlation is undefined: {what} is constant over "
+                             "the items with known truth (its variance is 0).")
     denom = np.sqrt(np.sum(a * a) * np.sum(b * b))
-    return float(np.sum(a * b) / denom) if denom > 0 else float("nan")
+    if not 0 < denom < np.inf:  # spreads below (above) float64's range squared
+        raise ValueError("Pearson's correlation cannot be computed in float64: the values' "
+                         "spread is too small or too large; rescale them.")
+    return float(np.sum(a * b) / denom)
 
 
 def _gain(values, gain):

@@ -288,3 +288,33 @@ def test_skills_series_is_aligned_by_rater_id():
     with pytest.raises(ValueError, match="skills is a Series indexed by rater id, but "
                                          "rater 'c' is not in its index"):
         uncertainty(model, long, skills=shuffled[["a", "b"]])
+
+
+@pytest.mark.parametrize("level", sorted(PUBLISHED))
+def test_odd_but_defined_data_keeps_its_value_and_undefined_data_is_named(level):
+    # doc/agreement.rst, "Undefined values": an unused class and items with
+    # a single rating change nothing; 0/0 is a ValueError for the one-number
+    # coefficients and NaN in the cells of the pairwise matrix, never a NaN
+    # coefficient.
+    X = random_ratings(3)
+    alpha, kappa = krippendorff_alpha(X, level), fleiss_kappa(X)
+    used = np.unique(X[~np.isnan(X)])
+    wider = np.append(used, used.max() + 1)  # a class no one uses
+    assert krippendorff_alpha(X, level, classes=wider) == pytest.approx(alpha, abs=1e-12)
+    assert fleiss_kappa(X, classes=wider) == pytest.approx(kappa, abs=1e-12)
+    lonely = np.vstack([X, np.full((3, X.shape[1]), np.nan)])
+    lonely[-3:, 0] = used[:3]  # three items with one rating each
+    assert krippendorff_alpha(lonely, level) == pytest.approx(alpha, abs=1e-12)
+    assert fleiss_kappa(lonely) == pytest.approx(kappa, abs=1e-12)
+    constant = np.full((5, 3), 2.0)
+    with pytest.raises(ValueError, match="alpha is undefined"):
+        krippendorff_alpha(constant, level)
+    with pytest.raises(ValueError, match="kappa is undefined"):
+        fleiss_kappa(constant)
+    with pytest.raises(ValueError, match="at least two ratings"):
+        krippendorff_alpha(constant[:, :1], level)
+    with pytest.raises(ValueError, match="at least two ratings"):
+        fleiss_kappa(constant[:, :1])
+    pairs = np.asarray(cohen_kappa_matrix(np.array([[0, 1, 1], [1, 1, 1], [0, 1, 1.0]])))
+    assert np.isnan(pairs[1, 2])  # raters 1 and 2 always gave 1: undefined
+    assert np.isfinite(pairs[0, 1]) and np.all(np.isnan(np.diag(pairs)))

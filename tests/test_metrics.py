@@ -184,3 +184,23 @@ def test_truth_metrics_refuse_what_they_would_misread():
     with pytest.raises(ValueError, match="different types"):
         gold_accuracy(gold, ["0", "1", "1", "0"])
     assert gold_accuracy(gold, [False, True, True, False]) == 1.0
+
+
+def test_correlation_of_a_constant_is_an_error_not_nan_or_zero():
+    # Pearson's r is 0/0 when either side is constant over the known items:
+    # it was NaN for a constant 1.0 and 0.0 for a constant 0.1 (whose mean
+    # is not exact), silently; both are now the ValueError that the
+    # agreement coefficients give when undefined.
+    truth = np.array([1.0, 2.0, np.nan, 3.0])
+    for constant in (1.0, 0.1, -7.3):
+        flat = np.full(4, constant)
+        with pytest.raises(ValueError, match="undefined: y_pred is constant"):
+            correlation(truth, flat)
+        with pytest.raises(ValueError, match="undefined: y_true is constant"):
+            correlation(flat, [1.0, 2.0, 5.0, 3.0])
+    # varying only through an item without gold: constant where it counts
+    with pytest.raises(ValueError, match="y_pred is constant"):
+        correlation(truth, [2.5, 2.5, 9.0, 2.5])
+    pred = [1.0, 2.5, 9.0, 2.0]
+    assert correlation(truth, pred) == pytest.approx(
+        np.corrcoef([1.0, 2.0, 3.0], [1.0, 2.5, 2.0])[0, 1])
