@@ -31,13 +31,14 @@ import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
+from numbers import Integral, Real
 from time import perf_counter
 
 import numpy as np
 
 from ._ratings import (RatingData, Ratings, _as_label_array, _categories, _kept_label_dtype,
                        _unique_codes, check_groups_present, encode_labels, fit_classes,
-                       long_columns, set_raters, show)
+                       long_columns, mixed_groups_error, mixed_ids_error, set_raters, show)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -101,14 +102,66 @@ def _standard_frame(estimator, frame, extra=()):
     # dropped, and a row without a label is not a rating.
     columns = dict(zip(names, COLUMNS))
     columns.update({column: name for name, column in extra})
-    frame = frame[list(columns)].rename(columns=columns).dropna(subset=["label"])
-    mixed = [name for name in frame.columns if frame.dtypes[name] == object]
-    if mixed:
-        # An object column may mix numbers and strings, which the P2P
-        # shuffle cannot convert to Arrow ("RuntimeError: P2P ... failed
-        # during transfer phase"): each partition is checked first.
-        frame = frame.map_partitions(_checked_partition, mixed, meta=frame._meta)
-    return frame
+    return frame[list(columns)].rename(columns=columns).dropna(subset=["label"])
+
+
+def _object_columns(frame):
+    """The columns of ``frame`` that hold Python objects (dask keeps them
+    with ``dataframe.convert-string`` off): they may hold values of several
+    types, in one partition or in different ones."""
+    return [name for name in frame.columns if frame.dtypes[name] == object]
+
+
+def _shuffle_method(frame):
+    """How to shuffle ``frame``: Dask's default (P2P), except for a frame
+    with object columns.  P2P converts each partition to Arrow, which fails
+    on an object column holding two types ("RuntimeError: P2P ... failed
+    during transfer phase"; True and 1 included, which are one id in memory)
+    or holding a different type in each of two partitions ("... failed
+    during unpack phase"), before skcrowd's code sees the values; the task
+    shuffle moves pandas frames and lets the in-memory checks name the
+    problem."""
+    return "tasks" if _object_columns(frame) else None
+
+
+def _id_key(value):
+    """The value of an id that the shuffle hashes: one value for the ids
+    that are one id in memory (``True``, ``1`` and ``1.0`` compare equal),
+    which Dask hashes apart in an object column (as the strings 'True', '1',
+    '1.0'), putting one item in two partitions."""
+    if isinstance(value, (Integral, np.bool_)):
+        return int(value)
+    if isinstance(value, Real) and float(value).is_integer():
+        return int(value)
+    return value
+
+
+def _shuffle_keys(ids):
+    """:func:`_id_key` of each id of a partition, as an object Series."""
+    import pandas as pd
+
+    if pd.api.types.infer_dtype(ids, skipna=True) in ("string", "empty"):
+        return ids  # strings hash as themselves (the fast path)
+    return ids.map(_id_key).astype(object)
+
+
+def _id_column(frame, column):
+    """``frame[column]``, or for an object column the ids as the shuffle
+    hashes them (:func:`_shuffle_keys`)."""
+    if frame.dtypes[column] != object:
+        return frame[column]
+    return frame[column].map_partitions(_shuffle_keys, meta=frame[column]._meta)
+
+
+def _shuffled(frame, on):
+    """``frame`` shuffled by its column ``on``: the ratings of one item
+    (group) in one partition, also in an object column holding ids of
+    several types that are one id in memory (``True``, ``1``, ``1.0``)."""
+    if frame.dtypes[on] != object:
+        return frame.shuffle(on=on, shuffle_method=_shuffle_method(frame))
+    keyed = frame.assign(_shuffle_key=_id_column(frame, on))
+    return keyed.shuffle(on="_shuffle_key", shuffle_method=_shuffle_method(frame)).drop(
+        columns="_shuffle_key")
 
 
 def _checked_partition(frame, columns):
@@ -135,7 +188,54 @@ def _unique_groups(values):
     try:
         return np.unique(values)
     except TypeError:  # the in-memory error (OrdinalMixture._prepare)
-        raise ValueError("groups must all be of one comparable type.") from None
+        raise mixed_groups_error(values) from None
+
+
+def _type_samples(frame, columns):
+    """One value of each Python type in each of the object ``columns`` of a
+    partition, as a tuple of (column, type name, value): the types of a
+    column across partitions, for :func:`_check_samples`."""
+    import pandas as pd
+
+    samples = {}
+    for name in columns:
+        column = frame[name].dropna()
+        if not len(column):
+            continue
+        if pd.api.types.infer_dtype(column, skipna=True) in (
+                "string", "integer", "floating", "boolean", "bytes"):
+            values = column.iloc[:1]  # one kind of value (the fast path)
+        else:
+            values = column
+        for value in values.tolist():
+            samples.setdefault((name, type(value).__name__), value)
+    return tuple((name, kind, value) for (name, kind), value in samples.items())
+
+
+def _merge_samples(parts):
+    """The samples of several partitions (a Series of tuples) as one tuple."""
+    merged = {}
+    for part in parts:
+        for name, kind, value in part:
+            merged.setdefault((name, kind), value)
+    return tuple((name, kind, value) for (name, kind), value in merged.items())
+
+
+def _check_samples(samples):
+    """The in-memory error for a column whose values, gathered from every
+    partition, are of types that do not mix (numbers in one partition,
+    strings in another): the in-memory checks run on one value of each type."""
+    columns = {}
+    for name, _, value in samples:
+        columns.setdefault(name, []).append(value)
+    for name, values in columns.items():
+        values = np.array(values + [None], dtype=object)[:-1]  # never a 2-d array
+        if name == "label":
+            _as_label_array(values)
+        elif name == "group":
+            _unique_groups(values)
+        else:
+            _unique_codes(values, what=name)
 
 
 def _client():
@@ -494,11 +594,13 @@ def _disjoint(summaries, key, count, total):
             ranges.sort()
         except TypeError:
             # ids of two partitions that do not compare (numbers in one,
-            # strings in another): the in-memory error, before the count
-            # check's shuffle fails on them ("P2P ... failed")
+            # strings in another): the in-memory error, naming the types of
+            # the partitions' first and last ids, before the count check's
+            # shuffle fails on them ("P2P ... failed")
+            ends = [end for r in ranges for end in r]
             if key == "groups":
-                raise ValueError("groups must all be of one comparable type.") from None
-            raise ValueError("item ids must all be of one type (numbers or strings).") from None
+                raise mixed_groups_error(ends) from None
+            raise mixed_ids_error("item", ends) from None
         if all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])):
             return True
     return sum(s[count] for s in summaries) == total()
@@ -514,14 +616,21 @@ def encode_frame(estimator, frame, **fit_params):
     frame = _standard_frame(estimator, frame, extra)
     with_groups = any(name == "group" for name, _ in extra)
     key = "group" if with_groups else "item"
+    mixed = _object_columns(frame)
+    if mixed:
+        # An object column may mix numbers and strings in a partition: each
+        # partition is checked first (the in-memory errors).
+        frame = frame.map_partitions(_checked_partition, mixed, meta=frame._meta)
     client = _client()
+    method = _shuffle_method(frame)
     # split_out=1: a tree reduction (the raters and the labels are few),
     # not a shuffle, so that ids or labels of two types reach the checks
-    # below (a P2P shuffle failed on them: "P2P ... failed")
-    rater_counts, labels, n_ratings = dask.compute(
-        frame["rater"].value_counts(dropna=False, split_out=1),
+    # below (a P2P shuffle failed on them: "P2P ... failed").  The distinct
+    # raters, not their counts: value_counts sorts them on a worker, a
+    # TypeError there for raters that do not compare (numbers and bytes).
+    raters, labels, n_ratings = dask.compute(
+        frame["rater"].drop_duplicates(split_out=1),
         frame["label"].drop_duplicates(split_out=1), frame.shape[0])
-    raters = rater_counts.index.to_series()
     if n_ratings == 0:
         # the in-memory error (a frame whose labels are all missing is not
         # "empty": _standard_frame drops the rows without a label)
@@ -530,8 +639,8 @@ def encode_frame(estimator, frame, **fit_params):
         raise ValueError("item and rater ids must not be missing (NaN or None).")  # in memory
     try:
         rater_ids = np.sort(raters.to_numpy())
-    except TypeError:  # the in-memory error (raters of two partitions)
-        raise ValueError("rater ids must all be of one type (numbers or strings).") from None
+    except TypeError:  # the in-memory error (raters of two types)
+        raise mixed_ids_error("rater", raters.to_numpy()) from None
     # The classes as the in-memory fit of the same table finds them: a
     # categorical column's categories name the scale (levels nobody used
     # included), and integer or boolean labels are int64, uint64 or bool
@@ -551,22 +660,24 @@ def encode_frame(estimator, frame, **fit_params):
         return client.map(_encode_partition, pieces, range(len(pieces)), rater_ids=rater_ids,
                           classes=classes, with_groups=with_groups, pure=False)
 
+    def nunique(column):  # the distinct ids as the shuffle sees them
+        return _id_column(frame, column).drop_duplicates(shuffle_method=method).count().compute()
+
     def check(parts):
         """The non-empty partitions, their items, and whether they are whole."""
         summaries = _gather(client, client.map(Partition.summary, parts, pure=False),
                             also=parts)
         n_items = sum(s["n_items"] for s in summaries)
-        items_whole = _disjoint(summaries, "items", "n_items",
-                                lambda: frame["item"].nunique().compute())
+        items_whole = _disjoint(summaries, "items", "n_items", lambda: nunique("item"))
         groups_whole = not with_groups or _disjoint(
-            summaries, "groups", "n_groups", lambda: frame["group"].nunique().compute())
+            summaries, "groups", "n_groups", lambda: nunique("group"))
         parts = [part for part, s in zip(parts, summaries) if s["n_items"] > 0]
         return parts, n_items, items_whole and groups_whole
 
     parts, n_items, whole = check(encode(frame))
     if not whole:
         # One shuffle so that every item's (group's) ratings sit in one partition.
-        parts, n_items, whole = check(encode(frame.shuffle(on=key)))
+        parts, n_items, whole = check(encode(_shuffled(frame, key)))
         if not whole:
             raise ValueError(
                 f"After shuffling by {key}, an item spans two partitions"
@@ -579,7 +690,8 @@ def encode_frame(estimator, frame, **fit_params):
                           n_items, None)
     data.rater_counts = data.map_sum(_rater_counts)["counts"]
     set_raters(estimator, rater_ids)
-    estimator._rater_counts = rater_counts.loc[rater_ids].to_numpy()
+    # every rating is in one partition: the ratings per rater of the frame
+    estimator._rater_counts = data.rater_counts.copy()
     return data
 
 
@@ -610,9 +722,10 @@ def _item_table(frame, model, index_name):
     return table.rename_axis(index_name)
 
 
-def _infer_partition(frame, model, what, index_name):
+def _infer_partition(frame, model, what, index_name, samples=()):
     import pandas as pd
 
+    _check_samples(samples)  # ids or labels of two types in two partitions
     if what == "table":
         return _item_table(frame, model, index_name)
     if len(frame) == 0:
@@ -650,14 +763,26 @@ def infer_frame(model, frame, what, extra=()):
     standard = _standard_frame(model, frame, extra)  # checks the columns
     index_name = long_columns(frame.columns)[0]
     frame = standard
+    samples = ()
+    mixed = _object_columns(frame)
+    if mixed:
+        # An object column may hold values of two types: in one partition,
+        # the in-memory error before the shuffle; in two partitions, one
+        # value of each type, gathered in a tree from every partition (in
+        # the same pass as the shuffle), is checked by every task after it.
+        # The results are lazy: these errors are raised in tasks.
+        frame = frame.map_partitions(_checked_partition, mixed, meta=frame._meta)
+        samples = frame.reduction(_type_samples, aggregate=_merge_samples, meta=object,
+                                  chunk_kwargs={"columns": mixed})
     # By item, groups or not: an item's results need only its own ratings
     # and the fitted parameters (its group's δ), and a partition that holds
     # all of an item's ratings sees all the groups they name.
-    shuffled = frame.shuffle(on="item")
+    shuffled = _shuffled(frame, "item")
     if what == "table":
         meta = _item_table(frame._meta, model, index_name)
     else:
         mean = what == "label" and getattr(model, "_predicts_mean", False)
         meta = _empty_result(model, "mean" if mean else what,
                              pd.Index([], name=index_name, dtype=frame["item"].dtype))
-    return shuffled.map_partitions(_infer_partition, model, what, index_name, meta=meta)
+    return shuffled.map_partitions(_infer_partition, model, what, index_name, samples,
+                                   meta=meta)

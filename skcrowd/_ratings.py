@@ -29,6 +29,28 @@ def show(value):
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def _type_names(values):
+    """The types among ``values`` for a message ("int and str"); a NumPy
+    scalar counts as the Python type it holds, as in :func:`show`."""
+    names = sorted({type(v.item() if isinstance(v, np.generic) else v).__name__
+                    for v in np.asarray(values, dtype=object).ravel().tolist()})
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+def mixed_ids_error(what, values):
+    """The ValueError for ids of types that do not compare (numbers and
+    strings), naming the types found among ``values``: the same message
+    whichever path (in memory, the Dask client) finds them."""
+    return ValueError(f"{what} ids must all be of one type (numbers or strings); "
+                      f"they mix {_type_names(values)}.")
+
+
+def mixed_groups_error(values):
+    """As :func:`mixed_ids_error`, for OrdinalMixture's groups."""
+    return ValueError("groups must all be of one comparable type; "
+                      f"they mix {_type_names(values)}.")
+
+
 def _incomparable(what, given, known, where):
     """The ValueError for ids that cannot be compared with the known ones
     (``1`` against ``"1"``: mostly ids read as strings on one side, say
@@ -277,10 +299,11 @@ def _frame_id_codes(column, what):
         return None
     if np.any(codes < 0):  # factorize's code of a missing id
         raise ValueError("item and rater ids must not be missing (NaN or None).")
+    uniques = np.asarray(uniques, dtype=object)
     try:
-        return _sorted_codes(np.asarray(uniques, dtype=object), codes)
+        return _sorted_codes(uniques, codes)
     except TypeError:
-        raise ValueError(f"{what} ids must all be of one type (numbers or strings).") from None
+        raise mixed_ids_error(what, uniques) from None
 
 
 def _unique_codes(values, ids=None, what="item"):
@@ -296,7 +319,7 @@ def _unique_codes(values, ids=None, what="item"):
         ids = np.asarray(ids)
         order = np.argsort(ids, kind="stable")
     except TypeError:
-        raise ValueError(f"{what} ids must all be of one type (numbers or strings).") from None
+        raise mixed_ids_error(what, values if ids is None else ids) from None
     sorted_ids = ids[order]
     if len(sorted_ids) > 1 and np.any(sorted_ids[1:] == sorted_ids[:-1]):
         raise ValueError(f"{what}_ids contains duplicates.")
@@ -1418,7 +1441,7 @@ def encode_groups(groups, item_ids):
     try:
         ids, codes = np.unique(groups, return_inverse=True)
     except TypeError:
-        raise ValueError("groups must all be of one comparable type.") from None
+        raise mixed_groups_error(groups) from None
     return ids, codes.astype(np.int32).ravel()
 
 

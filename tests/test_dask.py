@@ -762,3 +762,86 @@ def test_a_label_outside_classes_is_found_on_the_client(client, caplog):
     # the log of an earlier test's failed task (seen in CI: a missing group)
     assert not [r for r in caplog.records if "Compute Failed" in r.getMessage()
                 and "is not one of the classes" in r.getMessage()]
+
+
+@pytest.mark.parametrize("column", ["item", "rater", "label"])
+def test_a_different_type_in_each_partition_is_the_in_memory_error_in_predict(client, column):
+    """predict, predict_proba and score_samples of a frame whose object
+    column holds numbers in one partition and strings in the other (each
+    partition of one type) get the in-memory ValueError, which names the
+    column and the two types.  Before, Dask's P2P shuffle failed on them:
+    RuntimeError 'P2P ... failed during unpack phase' (fit found them)."""
+    import dask
+
+    frame = small_frame()
+    model = DawidSkene().fit(dd.from_pandas(frame, npartitions=2, sort=False))
+    frame[column] = frame[column].astype(object)
+    frame.loc[150:, column] = frame.loc[150:, column].astype(str)
+    with pytest.raises(ValueError) as in_memory:
+        model.predict_proba(frame)
+    message = str(in_memory.value)
+    assert "int" in message and "str" in message
+    assert (column if column != "label" else "Labels") in message
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame, npartitions=2, sort=False)
+        assert ddf.dtypes[column] == object
+        assert len(set(map(type, ddf.partitions[0].compute()[column]))) == 1
+        for method in ["predict", "predict_proba", "score_samples", "item_table"]:
+            with pytest.raises(ValueError) as on_dask:
+                getattr(model, method)(ddf).compute()
+            assert str(on_dask.value) == message, method
+        with pytest.raises(ValueError) as on_dask:
+            DawidSkene().fit(ddf)
+        assert str(on_dask.value) == str(pytest.raises(ValueError, DawidSkene().fit,
+                                                       frame).value)
+
+
+@pytest.mark.parametrize("npartitions", [2, 3], ids=["in-a-partition", "across-partitions"])
+@pytest.mark.parametrize("other", [bool, float])
+@pytest.mark.parametrize("column", ["item", "rater", "label"])
+def test_an_object_column_of_numbers_of_several_types_fits_as_in_memory(client, column, other,
+                                                                        npartitions):
+    """Booleans or floats in the first 100 rows of an object column, integers
+    in the others, are numbers, as in memory (True and 1.0 are 1): the Dask
+    fit and predict equal the in-memory ones, with three partitions (one of
+    each type) or two (the first holding both).  Before, the P2P shuffle
+    failed on them: RuntimeError 'P2P ... failed during transfer phase' (or
+    'unpack phase') in fit and in predict; and the task shuffle alone would
+    hash True, 1 and 1.0 apart (as 'True', '1', '1.0'), one item in two
+    partitions."""
+    import dask
+
+    frame = small_frame()
+    frame[column] = frame[column].astype(object)
+    frame.loc[:99, column] = frame.loc[:99, column].astype(other)
+    assert {type(v) for v in frame[column]} == {int, other}
+    in_memory = DawidSkene().fit(frame)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame, npartitions=npartitions, sort=False)
+        on_dask = DawidSkene().fit(ddf)
+        np.testing.assert_array_equal(on_dask.rater_ids_, in_memory.rater_ids_)
+        np.testing.assert_array_equal(on_dask.classes_, in_memory.classes_)
+        np.testing.assert_allclose(on_dask.confusion_, in_memory.confusion_, atol=1e-12)
+        proba = on_dask.predict_proba(ddf).compute()
+    expected = in_memory.predict_proba(frame)
+    assert proba.index.is_unique and len(proba) == len(expected)
+    np.testing.assert_allclose(proba.loc[expected.index].to_numpy(), expected.to_numpy(),
+                               atol=1e-12)
+
+
+def test_rater_ids_that_do_not_compare_are_the_in_memory_error(client):
+    """Rater ids of numbers in one partition and bytes in the other get the
+    in-memory ValueError.  Before, the client's count of ratings per rater
+    sorted them: "TypeError: '<' not supported between instances of 'bytes'
+    and 'int'"."""
+    import dask
+
+    frame = small_frame()
+    frame["rater"] = frame["rater"].astype(object)
+    frame.loc[150:, "rater"] = frame.loc[150:, "rater"].map(lambda r: str(r).encode())
+    with pytest.raises(ValueError) as in_memory:
+        DawidSkene().fit(frame)
+    with dask.config.set({"dataframe.convert-string": False}):
+        with pytest.raises(ValueError) as on_dask:
+            DawidSkene().fit(dd.from_pandas(frame, npartitions=2, sort=False))
+    assert str(on_dask.value) == str(in_memory.value)

@@ -150,6 +150,24 @@ def test_python_lists_that_mix_strings_and_numbers_are_not_read_as_strings():
     assert Ratings(["i", "i"], ["a", "b"], ["x", "y"]).shape == (1, 2)
 
 
+def test_ids_or_groups_of_two_types_are_named_with_their_types():
+    # "item ids must all be of one type (numbers or strings)." did not say
+    # which types the ids mix (numbers and strings, or bytes: a column read
+    # as text in part); the Dask path gives the same message
+    with pytest.raises(ValueError, match=r"item ids .*; they mix int and str\.$"):
+        Ratings([1, "x", 2, 2], ["a", "b", "a", "b"], [1, 2, 1, 2])
+    frame = pd.DataFrame({"item": [1, 1, 2, 2], "rater": [1, b"b", 1, b"b"],
+                          "label": [0, 1, 1, 1]})
+    with pytest.raises(ValueError, match=r"rater ids .*; they mix bytes and int\.$"):
+        DawidSkene().fit(frame)
+    with pytest.raises(ValueError, match=r"rater ids .*; they mix int and str\.$"):
+        Ratings([1, 1], np.array([np.int64(1), "b"], dtype=object), [0, 1])
+    ratings = Ratings([1, 1, 2, 2], ["a", "b", "a", "b"], [0, 1, 1, 1])
+    with pytest.raises(ValueError, match=r"groups .*; they mix int and str\.$"):
+        OrdinalMixture(difficulty="group", n_init=1).fit(
+            ratings, groups=np.array([1, "g"], dtype=object))
+
+
 def test_ids_of_another_type_are_named_with_their_types():
     # a model fitted on integer ids, given the same ids as strings (a CSV
     # read as text): "Rater ids are not comparable with those seen in fit.",
