@@ -263,13 +263,31 @@ class Partition:
         self.item_ids = item_ids
         self.data = data
         self.groups = groups
+        self.group_ids = None if groups is None else _unique_groups(groups)
 
     def summary(self):
         """What the client needs to check the partitioning: item (group)
-        count and range, and the ratings per rater."""
+        count and range."""
         return {"n_items": self.data.n_items, "items": _id_range(self.item_ids),
-                "n_groups": None if self.groups is None else len(np.unique(self.groups)),
-                "groups": None if self.groups is None else _id_range(self.groups)}
+                "n_groups": None if self.groups is None else len(self.group_ids),
+                "groups": None if self.groups is None else _id_range(self.group_ids)}
+
+
+class _Failed:
+    """A partition whose ratings the in-memory checks refused: the
+    ValueError, for the client to raise (:func:`_summary`).  Returned, not
+    raised, so that a user's mistake is not a failed task, which the worker
+    logs as "Compute Failed" with a traceback on top of the client's error."""
+
+    def __init__(self, error):
+        self.error = error
+
+
+def _summary(part):
+    """:meth:`Partition.summary`, or the error of a :class:`_Failed` one."""
+    if isinstance(part, _Failed):
+        return {"error": part.error}
+    return part.summary()
 
 
 def _id_range(ids):
@@ -280,7 +298,16 @@ def _id_range(ids):
 
 
 def _encode_partition(frame, index, rater_ids, classes, with_groups):
-    """One partition as a :class:`Partition` with the fit's codes."""
+    """One partition as a :class:`Partition` with the fit's codes, or as a
+    :class:`_Failed` when its ratings are refused (ids of two types or
+    missing, an item in two groups, a missing group)."""
+    try:
+        return _encoded_partition(frame, index, rater_ids, classes, with_groups)
+    except ValueError as error:
+        return _Failed(error)
+
+
+def _encoded_partition(frame, index, rater_ids, classes, with_groups):
     ratings = Ratings(frame["item"].to_numpy(), frame["rater"].to_numpy(),
                       frame["label"].to_numpy(), rater_ids=rater_ids)
     data = RatingData(ratings._item, ratings._rater, encode_labels(ratings.label, classes),
@@ -616,11 +643,6 @@ def encode_frame(estimator, frame, **fit_params):
     frame = _standard_frame(estimator, frame, extra)
     with_groups = any(name == "group" for name, _ in extra)
     key = "group" if with_groups else "item"
-    mixed = _object_columns(frame)
-    if mixed:
-        # An object column may mix numbers and strings in a partition: each
-        # partition is checked first (the in-memory errors).
-        frame = frame.map_partitions(_checked_partition, mixed, meta=frame._meta)
     client = _client()
     method = _shuffle_method(frame)
     # split_out=1: a tree reduction (the raters and the labels are few),
@@ -628,6 +650,9 @@ def encode_frame(estimator, frame, **fit_params):
     # below (a P2P shuffle failed on them: "P2P ... failed").  The distinct
     # raters, not their counts: value_counts sorts them on a worker, a
     # TypeError there for raters that do not compare (numbers and bytes).
+    # Nothing here checks a partition on a worker: what the client gathers
+    # (raters, labels) is checked on the client, a partition's items and
+    # groups when it is encoded (a refused partition is an error value).
     raters, labels, n_ratings = dask.compute(
         frame["rater"].drop_duplicates(split_out=1),
         frame["label"].drop_duplicates(split_out=1), frame.shape[0])
@@ -665,8 +690,12 @@ def encode_frame(estimator, frame, **fit_params):
 
     def check(parts):
         """The non-empty partitions, their items, and whether they are whole."""
-        summaries = _gather(client, client.map(Partition.summary, parts, pure=False),
-                            also=parts)
+        summaries = _gather(client, client.map(_summary, parts, pure=False), also=parts)
+        failed = [s["error"] for s in summaries if "error" in s]
+        if failed:  # the first refused partition's error, from the client
+            for part in parts:
+                part.release()
+            raise failed[0].with_traceback(None)
         n_items = sum(s["n_items"] for s in summaries)
         items_whole = _disjoint(summaries, "items", "n_items", lambda: nunique("item"))
         groups_whole = not with_groups or _disjoint(

@@ -845,3 +845,62 @@ def test_rater_ids_that_do_not_compare_are_the_in_memory_error(client):
         with pytest.raises(ValueError) as on_dask:
             DawidSkene().fit(dd.from_pandas(frame, npartitions=2, sort=False))
     assert str(on_dask.value) == str(in_memory.value)
+
+
+def _item_in_two_groups(frame):
+    frame = frame.copy()
+    first = frame.index[frame["item"] == frame["item"].iloc[0]]
+    frame.loc[first[0], "group"] = frame["group"].max() + 1
+    return frame
+
+
+def _missing_group(frame):
+    frame = frame.assign(group=frame["group"].astype(float))
+    frame.loc[frame["item"] == frame["item"].iloc[0], "group"] = np.nan
+    return frame
+
+
+def _mixed(column, value):
+    def mix(frame):
+        frame = frame.assign(**{column: frame[column].astype(object)})
+        if column == "group":  # every rating of an item, not two groups for it
+            frame.loc[frame["item"] == frame.loc[5, "item"], column] = value
+        else:
+            frame.loc[5, column] = value
+        return frame
+    return mix
+
+
+@pytest.mark.parametrize("broken, message", [
+    (lambda f: f.assign(item=f["item"].astype(float).where(f.index != 5)),
+     "ids must not be missing"),
+    (_mixed("item", "x"), "item ids must all be of one type"),
+    (_mixed("rater", "x"), "rater ids must all be of one type"),
+    (_mixed("label", "x"), "Labels mix strings with other types"),
+    (_mixed("group", "x"), "groups must all be of one comparable type"),
+    (_missing_group, "groups must not be missing"),
+    (_item_in_two_groups, "has ratings in more than one group"),
+], ids=["missing-item", "mixed-items", "mixed-raters", "mixed-labels", "mixed-groups",
+        "missing-group", "item-in-two-groups"])
+def test_a_partition_refused_in_fit_logs_no_worker_traceback(client, graded, caplog,
+                                                            broken, message):
+    """A fit whose partition the in-memory checks refuse (found when the
+    partition is encoded or checked) raises the ValueError on the client,
+    and no task fails: before, every such partition's task failed and its
+    worker logged 'Compute Failed' with a traceback on top of the client's
+    error."""
+    import logging
+
+    import dask
+
+    _, _, frame = graded
+    frame = broken(frame)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame, npartitions=1, sort=False)
+        with caplog.at_level(logging.ERROR, logger="distributed"):
+            with pytest.raises(ValueError, match=message):
+                OrdinalMixture(difficulty="group", n_init=1).fit(ddf)
+    # only this fit's error counts (the session's cluster may deliver the
+    # log of an earlier test's failed task)
+    assert not [r for r in caplog.records if "Compute Failed" in r.getMessage()
+                and message in r.getMessage()]
