@@ -30,7 +30,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import CrowdEstimator
-from ._ratings import Ratings, check_positive_int, encode_labels
+from ._baselines import MajorityVote
+from ._ratings import check_positive_int, encode_labels, to_ratings
 
 __all__ = ["PredictiveCheck", "posterior_predictive_check", "check_statistics"]
 
@@ -117,6 +118,14 @@ def check_statistics(item, rater, codes, n_items, n_raters, n_classes, max_per_i
     return {"rater": by_rater.astype(float), "ratings": hist.astype(float)}
 
 
+def _read_ratings(X):
+    """``X`` in any form the models accept, read as they read it (the data
+    layer): a long-form DataFrame is ratings, not a matrix whose raters
+    are called item, rater and label (which turned every item id into a
+    label and gave p-values of another data set)."""
+    return to_ratings(MajorityVote(), X, reset=True)[0]
+
+
 def _tail_probabilities(simulated, observed):
     """p_k = P(sim < data) + P(sim == data) / 2 per component."""
     below = (simulated < observed).mean(axis=0)
@@ -133,8 +142,10 @@ def posterior_predictive_check(model, X, *, n_replicates=1000, random_state=None
         Any skcrowd model (``DawidSkene``, ``MajorityVote``, ``IRT3PL`` ...);
         other objects with ``sample(X, random_state)`` are replicated
         through that public method.
-    X : array-like, sparse matrix or Ratings
-        The ratings the model was fitted on (or any ratings on its raters).
+    X : array-like, sparse matrix, DataFrame or Ratings
+        The ratings the model was fitted on (or any ratings on its raters),
+        in any form the models accept (a long-form DataFrame is read as
+        ratings, as ``fit`` reads it).
     n_replicates : int, default=1000
     random_state : int, RandomState instance or None, default=None
 
@@ -173,7 +184,7 @@ def posterior_predictive_check(model, X, *, n_replicates=1000, random_state=None
         def replicate():
             return model._sample_labels(data, rng)
     else:
-        ratings = X if isinstance(X, Ratings) else Ratings.from_matrix(X)
+        ratings = _read_ratings(X)
         classes = np.unique(ratings.label)
         item, rater = ratings._item, ratings._rater
         codes = encode_labels(ratings.label, classes)
@@ -181,8 +192,18 @@ def posterior_predictive_check(model, X, *, n_replicates=1000, random_state=None
         n_classes = len(classes)
 
         def replicate():
-            sim = model.sample(X, random_state=rng)
-            sim = sim if isinstance(sim, Ratings) else Ratings.from_matrix(sim)
+            sim = _read_ratings(model.sample(X, random_state=rng))
+            # the statistics compare rating for rating: a replicate on
+            # another design (other shape, cells left missing) gave an
+            # IndexError or, with no ratings at all, p-values of 0
+            if not (sim.shape == ratings.shape and np.array_equal(sim._item, item)
+                    and np.array_equal(sim._rater, rater)):
+                raise ValueError(
+                    f"{type(model).__name__}.sample(X) must return ratings on the design "
+                    f"of X (the same items and raters, rating for rating); got "
+                    f"{sim.n_ratings} ratings of {sim.shape[0]} items by {sim.shape[1]} "
+                    f"raters for X's {len(item)} of {n_items} items by {n_raters} raters."
+                )
             return encode_labels(sim.label, classes)
 
     if len(item) == 0:

@@ -102,6 +102,54 @@ def test_same_draws_through_the_public_sample(caries):
         np.testing.assert_array_equal(fast.simulated[name], slow.simulated[name])
 
 
+class _OnlySample(BaseEstimator):
+    """A model seen only through ``sample`` (not a skcrowd estimator)."""
+
+    def __init__(self, model=None, output=None):
+        self.model = model
+        self.output = output
+
+    def fit(self, X):
+        return self
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def sample(self, X, random_state=None):
+        if self.output is not None:
+            return self.output
+        return self.model.sample(X, random_state=random_state)
+
+
+@pytest.mark.parametrize("form", ["long", "wide"])
+def test_a_model_seen_only_through_sample_reads_data_frames_as_the_models_do(form):
+    """A long table of integer ids is ratings, not an items x 3 matrix
+    whose labels would be the item ids; a wide table's raters are its
+    columns.  The replicates are the skcrowd model's own."""
+    pd = pytest.importorskip("pandas")
+    data = make_dawid_skene(n_items=60, n_raters=5, ratings_per_item=3, random_state=0)
+    R = data.ratings
+    X = pd.DataFrame({"item": R.item, "rater": R.rater, "label": R.label})
+    if form == "wide":
+        X = X.pivot(index="item", columns="rater", values="label")
+    model = DawidSkene().fit(X)
+    fast = posterior_predictive_check(model, X, n_replicates=20, random_state=3)
+    slow = posterior_predictive_check(_OnlySample(model), X, n_replicates=20, random_state=3)
+    for name in ("rater", "ratings"):
+        np.testing.assert_array_equal(fast.observed[name], slow.observed[name])
+        np.testing.assert_array_equal(fast.simulated[name], slow.simulated[name])
+
+
+@pytest.mark.parametrize("output", [np.zeros((2, 2)), np.full((4, 3), np.nan),
+                                    np.array([[0, 1, np.nan], [1, 1, 0], [1, 0, 1], [0, 0, 0]])])
+def test_a_replicate_on_another_design_is_an_error(output):
+    """sample(X) must return ratings on X's item/rater pairs: another shape
+    was an IndexError, no ratings at all p-values of 0."""
+    X = np.array([[0, 1, 0], [1, 1, np.nan], [1, 1, 1], [0, 0, 1]])
+    with pytest.raises(ValueError, match="design of X"):
+        posterior_predictive_check(_OnlySample(output=output), X, n_replicates=2)
+
+
 def test_multiclass_model_and_dense_input():
     data = make_dawid_skene(n_items=300, n_raters=5, ratings_per_item=3, n_classes=3,
                             random_state=1)
