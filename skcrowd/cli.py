@@ -246,7 +246,15 @@ def _read_gold(path, ratings, missing=MISSING_MARKERS):
     if not kept:
         return None
     items, labels = (np.array(c) for c in zip(*kept))
-    return dict(zip(items.tolist(), _typed(labels).tolist()))
+    gold = {}
+    for item, label in zip(items.tolist(), _typed(labels).tolist()):
+        # one known label per item, as fit(X, y) requires (a dict kept the
+        # file's last one without a word)
+        if gold.setdefault(item, label) != label:
+            raise SystemExit(f"skcrowd: gold file {path} gives item {item!r} two labels, "
+                             f"{_class_text(gold[item])} and {_class_text(label)}; give one "
+                             "label per item.")
+    return gold
 
 
 def _fit(args):

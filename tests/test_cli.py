@@ -441,6 +441,20 @@ def test_a_missing_gold_label_is_not_known(tmp_path, capsys):
     assert float(rows[0]["probability"]) < 1.0
 
 
+def test_a_gold_file_with_two_labels_for_an_item_is_an_error(tmp_path, capsys):
+    # the file's last label was kept without a word ("with 1 gold items");
+    # fit(X, y) refuses two labels for an item, and so does the command line
+    path, gold = tmp_path / "r.csv", tmp_path / "gold.csv"
+    path.write_text("item,rater,label\na,x,1\na,y,0\nb,x,1\nb,y,1\n")
+    gold.write_text("item,label\na,1\nb,1\na,0\n")
+    with pytest.raises(SystemExit, match="gives item 'a' two labels, 1 and 0"):
+        cli.main(["aggregate", str(path), "--gold", str(gold)])
+    # the same label twice is one known label
+    gold.write_text("item,label\na,1\na,1\n")
+    assert cli.main(["aggregate", str(path), "--gold", str(gold)]) == 0
+    assert "with 1 gold items" in capsys.readouterr().err
+
+
 def test_float_labels_are_written_as_their_column_names(tmp_path):
     # labels read as floats (a pandas export of integer labels with missing
     # values writes 1.0, 2.0) were written '1' in the label column but named
