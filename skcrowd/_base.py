@@ -975,9 +975,12 @@ class CrowdModel(CrowdEstimator):
                 "columns) for batches with other raters."
             )
         ids = np.asarray(ratings.rater_ids)
+        # Every batch, not only the first: a later batch of unrated items
+        # was accepted and its empty statistics, blended in with weight
+        # eta_t, shrank the stream's rater counts toward the prior.
+        if ratings.n_ratings == 0:
+            raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
         if first:
-            if ratings.n_ratings == 0:
-                raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
             gold = None if y is None else gold_per_item(
                 y, ratings.item_ids, ids_are_rows=form == "matrix")
             labels = ratings.label

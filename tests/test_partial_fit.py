@@ -159,6 +159,20 @@ def test_a_refused_batch_leaves_the_model_as_it_was(Model):
     matrix.predict(np.array([[0, 1]], dtype=float))
 
 
+@pytest.mark.parametrize("Model", [DawidSkene, GLAD, MACE])
+def test_a_batch_without_ratings_is_refused_and_leaves_the_stream_as_it_was(Model):
+    # As the first batch is refused: a later batch whose items had no
+    # rating yet was accepted, and its empty statistics shrank the rater
+    # counts (DawidSkene's posteriors moved by 0.04, n_iter_ counted it).
+    X = np.array([[0, 1, 0], [1, 1, np.nan], [1, 1, 1], [0, 0, 1.0]])
+    model = Model(random_state=0).partial_fit(X)
+    before, n_iter = model.predict_proba(X), model.n_iter_
+    with pytest.raises(ValueError, match="X has no ratings"):
+        model.partial_fit(np.full((2, 3), np.nan))
+    np.testing.assert_array_equal(model.predict_proba(X), before)
+    assert model.n_iter_ == n_iter
+
+
 def test_rater_ids_of_another_type_than_before_are_refused():
     # A number after strings became a string (rater 5 -> '5'), so that
     # predict then knew rater '5' and not rater 5.
