@@ -230,9 +230,19 @@ def plot_rater_ranking(model, *, attribute=None, top=None, ax=None):
     else:
         if not hasattr(model, attribute):
             raise ValueError(f"{type(model).__name__} has no attribute {attribute!r}.")
-        values = np.asarray(getattr(model, attribute), dtype=np.float64)
+        values = getattr(model, attribute)
         label = _RANKING_ATTRIBUTES.get(attribute, attribute)
     names = np.asarray(_rater_names(model))
+    try:
+        values = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or values.shape != names.shape:
+        # confusion_ (one matrix per rater) reached matplotlib's "shape
+        # mismatch: objects cannot be broadcast", classes_ drew K bars
+        # named after the first K raters
+        raise ValueError(f"attribute {attribute!r} is not one number per rater "
+                         f"({len(names)} raters) of {type(model).__name__}.")
     order = np.argsort(values, kind="stable")
     if top is not None:
         top = check_positive_int(top, "top", "the number of best and of worst raters")

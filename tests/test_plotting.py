@@ -130,6 +130,16 @@ def test_rater_ranking_top_must_be_a_positive_integer(binary, top):
     assert len(plot_rater_ranking(model, top=1).patches) == 2
 
 
+@pytest.mark.parametrize("attribute", ["confusion_", "classes_", "class_prior_"])
+def test_rater_ranking_attribute_must_be_one_number_per_rater(binary, attribute):
+    # confusion_ raised matplotlib's "shape mismatch: objects cannot be
+    # broadcast"; classes_ and class_prior_ drew 2 bars named after raters 0, 1
+    _, model = binary
+    with pytest.raises(ValueError, match=f"{attribute!r} is not one number per rater"):
+        plot_rater_ranking(model, attribute=attribute)
+    assert len(plot_rater_ranking(model, attribute="rater_accuracy_").patches) == 8
+
+
 @pytest.mark.parametrize("bins", [0, -3, 2.5])
 def test_item_uncertainty_bins_must_be_a_positive_integer(binary, bins):
     # bins=0 drew an empty histogram, bins=2.5 raised a numpy TypeError
