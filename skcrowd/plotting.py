@@ -95,13 +95,22 @@ def plot_confusion_matrices(model, *, raters=None, ncols=4, ax=None):
     if confusion is None:
         raise ValueError(f"{type(model).__name__} has no confusion_ matrices.")
     n_raters, n_classes, _ = confusion.shape
-    raters = np.arange(n_raters) if raters is None else np.asarray(raters, dtype=int)
+    raters = np.arange(n_raters) if raters is None else np.asarray(raters)
     if raters.ndim != 1 or len(raters) == 0:
         raise ValueError("raters must be a non-empty list of rater column indices.")
+    if raters.dtype.kind not in "iu":
+        # read with dtype=int, 0.5 drew rater 0 and '1' rater 1 without a
+        # word, and a rater id 'x' raised "invalid literal for int()"
+        raise ValueError(
+            "raters must be rater column indices (integers, positions in "
+            f"rater_ids_); got {raters.tolist()!r}."
+        )
     if raters.min() < 0 or raters.max() >= n_raters:
         raise ValueError(f"raters must be column indices in [0, {n_raters}).")
     if ax is None:
-        ncols = max(1, min(int(ncols), len(raters)))
+        # ncols=0 or -1 drew one column and None raised int()'s TypeError
+        ncols = check_positive_int(ncols, "ncols", "the panels per row")
+        ncols = min(ncols, len(raters))
         nrows = -(-len(raters) // ncols)
         _, ax = _pyplot().subplots(nrows, ncols, figsize=(2.4 * ncols, 2.3 * nrows),
                                    squeeze=False, constrained_layout=True)

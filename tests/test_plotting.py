@@ -71,6 +71,25 @@ def test_confusion_matrices_on_given_axes(three_class):
         plot_confusion_matrices(MajorityVote().fit(np.array([[0, 1], [1, 1]])))
 
 
+@pytest.mark.parametrize("raters", [[0.5], ["1"], [True, False], np.array([2.0])])
+def test_confusion_matrices_raters_must_be_integer_positions(three_class, raters):
+    # read with dtype=int: 0.5 drew rater 0, '1' rater 1, True rater 1
+    _, model = three_class
+    with pytest.raises(ValueError, match="raters must be rater column indices"):
+        plot_confusion_matrices(model, raters=raters)
+    assert plot_confusion_matrices(model, raters=np.array([2], dtype=np.uint8))[0] \
+        .get_title() == "rater 2"
+
+
+@pytest.mark.parametrize("ncols", [0, -1, 1.5, None, True])
+def test_confusion_matrices_ncols_must_be_a_positive_integer(three_class, ncols):
+    # ncols=0 and -1 drew one column, 1.5 one, None raised int()'s TypeError
+    _, model = three_class
+    with pytest.raises(ValueError, match="ncols must be a positive integer"):
+        plot_confusion_matrices(model, ncols=ncols)
+    assert plot_confusion_matrices(model, ncols=100).shape == (6,)
+
+
 def test_sensitivity_specificity_points_and_spam_line(binary):
     _, model = binary
     fig, given = plt.subplots()
