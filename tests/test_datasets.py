@@ -79,6 +79,15 @@ def test_make_dawid_skene_checks_its_parameters(kwargs, message):
     ("make_irt", {"n_items": 5.5}, "n_items"),              # a TypeError from numpy
     ("make_ordinal", {"ratings_per_item": 0}, "ratings_per_item"),  # no ratings
     ("make_ordinal", {"n_items": 5.5}, "n_items"),
+    # a zero rate was a ZeroDivisionError, a zero or negative difficulty
+    # made every rating the top level, reliability above 1 was returned
+    ("make_ordinal", {"precision": (1.0, 0.0)}, "precision must be"),
+    ("make_ordinal", {"precision": (np.inf, 1.0)}, "precision must be"),
+    ("make_ordinal", {"difficulty": (2.0, 0.0)}, "difficulty must be"),
+    ("make_ordinal", {"difficulty": (-1.0, 1.0)}, "difficulty must be"),
+    ("make_ordinal", {"reliability": (1.5, 2.0)}, "reliability must be"),
+    ("make_ordinal", {"reliability": (0.9, 0.1)}, "reliability must be"),
+    ("make_ordinal", {"true_std": np.nan}, "true_std"),  # NaN true values
 ])
 def test_simulators_check_their_design_parameters(make, kwargs, message):
     params = dict(n_items=20, n_raters=4, ratings_per_item=2, random_state=0)

@@ -1,8 +1,10 @@
 """Ratings simulated from the ordinal mixture model (OrdinalMixture)."""
 
+from numbers import Real
+
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import validate_params
+from sklearn.utils._param_validation import Interval, validate_params
 
 from .._ratings import Ratings
 from ._generators import SIZES, random_design
@@ -10,7 +12,8 @@ from ._generators import SIZES, random_design
 __all__ = ["make_ordinal"]
 
 
-@validate_params(SIZES, prefer_skip_nested_validation=True)
+@validate_params({**SIZES, "true_std": [Interval(Real, 0, None, closed="left")]},
+                 prefer_skip_nested_validation=True)
 def make_ordinal(
     n_items=2000,
     n_raters=50,
@@ -83,6 +86,18 @@ def make_ordinal(
         raise ValueError("spammer_fraction and difficult_fraction must be in [0, 1].")
     if n_groups < 1:
         raise ValueError(f"n_groups must be at least 1; got {n_groups}.")
+    # Unchecked, a zero rate raised ZeroDivisionError, a zero or negative
+    # difficulty gave infinite or NaN noise (every rating the top level),
+    # and reliability=(1.5, 2) returned reliabilities above 1.
+    for name, pair in (("precision", precision), ("difficulty", difficulty)):
+        values = np.asarray(pair, dtype=np.float64)
+        if values.shape != (2,) or not np.all(np.isfinite(values) & (values > 0)):
+            raise ValueError(f"{name} must be two finite positive numbers; got {pair!r}.")
+    bounds = np.asarray(reliability, dtype=np.float64)
+    if bounds.shape != (2,) or not 0 <= bounds[0] <= bounds[1] <= 1:
+        raise ValueError(
+            f"reliability must be (low, high) with 0 <= low <= high <= 1; got {reliability!r}."
+        )
     levels = np.arange(1, n_levels + 1, dtype=np.float64)
     thresholds = np.arange(n_levels + 1) + 0.5
     z = rng.normal(levels.mean(), true_std, size=n_items)
