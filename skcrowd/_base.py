@@ -35,10 +35,9 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
-from ._ratings import (RatingData, Ratings, _unique_codes, check_not_a_column_of,
-                       check_not_a_rating_column, encode,
-                       encode_labels, fit_classes, gold_per_item, import_pandas, long_columns,
-                       set_raters, show, to_ratings)
+from ._ratings import (RatingData, Ratings, _unique_codes, check_classes, check_not_a_column_of,
+                       check_not_a_rating_column, encode, encode_labels, fit_classes,
+                       gold_per_item, import_pandas, long_columns, set_raters, show, to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -989,6 +988,18 @@ class CrowdModel(CrowdEstimator):
             known = ids
         else:
             known = np.asarray(self.rater_ids_)
+            if self.classes is not None:
+                declared = check_classes(self.classes)
+                if declared.tolist() != self.classes_.tolist():
+                    # set_params(classes=...) after the first batch: the
+                    # stream ignored it, and a batch with a new class got
+                    # "declare them all with classes=[...]", which the user had
+                    raise ValueError(
+                        f"classes is {declared.tolist()!r}, but this stream began with the "
+                        f"classes {self.classes_.tolist()!r}: partial_fit keeps the classes "
+                        "of its first batch. Start a new stream (fit, or partial_fit on "
+                        "clone(model)) with the new classes."
+                    )
         classes = reader.classes_
         try:
             order = np.argsort(known, kind="stable")

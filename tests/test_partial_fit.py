@@ -173,6 +173,21 @@ def test_a_batch_without_ratings_is_refused_and_leaves_the_stream_as_it_was(Mode
     assert model.n_iter_ == n_iter
 
 
+@pytest.mark.parametrize("Model", [DawidSkene, GLAD, MACE])
+def test_classes_changed_after_the_first_batch_are_named_as_the_problem(Model):
+    # set_params(classes=[0, 1, 2]) mid-stream was ignored, and a batch with
+    # the new class got "declare them all with classes=[...]", as declared
+    X = np.array([[0, 1, 0], [1, 1, np.nan], [1, 1, 1.0]])
+    model = Model(random_state=0).partial_fit(X)
+    before = model.predict_proba(X)
+    model.set_params(classes=[0, 1, 2])
+    with pytest.raises(ValueError, match=r"this stream began with the classes \[0.0, 1.0\]"):
+        model.partial_fit(np.array([[2, 1, 0.0]]))
+    np.testing.assert_array_equal(model.predict_proba(X), before)
+    # the same classes, declared after the first batch, change nothing
+    model.set_params(classes=[0, 1]).partial_fit(np.array([[0, 1, 0.0]]))
+
+
 def test_rater_ids_of_another_type_than_before_are_refused():
     # A number after strings became a string (rater 5 -> '5'), so that
     # predict then knew rater '5' and not rater 5.
