@@ -103,6 +103,15 @@ def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
         # crowd-kit's column names, as the Python API reads them (doc/data.rst):
         # a crowd-kit export needs no flags here either
         item, rater = default_id_columns(header, item, rater)
+        if len({item, rater, label}) < 3:
+            # --label item read the item ids as the labels (one class per
+            # item) and --item rater made each rater one item, silently
+            flags = [f"--{flag} {c}" for flag, c in (("item", item), ("rater", rater),
+                                                      ("label", label))]
+            raise SystemExit(
+                f"skcrowd: {', '.join(flags)} name the same column twice; the item, rater "
+                "and label must be three different columns."
+            )
         absent = [c for c in (item, rater, label) if c not in header]
         if absent:
             raise SystemExit(

@@ -441,6 +441,17 @@ def test_a_missing_gold_label_is_not_known(tmp_path, capsys):
     assert float(rows[0]["probability"]) < 1.0
 
 
+@pytest.mark.parametrize("flags", [["--label", "item"], ["--item", "rater"],
+                                   ["--rater", "label"]])
+def test_two_flags_naming_one_column_are_an_error(tmp_path, flags):
+    # --label item fitted the item ids as labels, --item rater one item per
+    # rater, without a word
+    path = tmp_path / "r.csv"
+    path.write_text("item,rater,label\na,x,1\na,y,0\nb,x,1\nb,y,1\n")
+    with pytest.raises(SystemExit, match="name the same column twice"):
+        cli.main(["aggregate", str(path), *flags])
+
+
 def test_a_gold_file_with_two_labels_for_an_item_is_an_error(tmp_path, capsys):
     # the file's last label was kept without a word ("with 1 gold items");
     # fit(X, y) refuses two labels for an item, and so does the command line
