@@ -11,9 +11,11 @@ X = np.array([[0, 1, 1], [1, 1, np.nan], [0, 0, 0], [1, np.nan, 1]], dtype=float
 
 
 @pytest.mark.parametrize("weights", [[np.nan, 1, 1], [np.inf, 1, 1], [-1, 1, 1], [1, 1],
-                                     [[1, 1, 1]], [0, 0, 0]])
+                                     [[1, 1, 1]], [0, 0, 0], "x", ["a", "b", "c"],
+                                     [None, 1, 1]])
 def test_bad_pool_weights_are_an_error(weights):
-    # NaN or inf weights gave a NaN gain for every item
+    # NaN or inf weights gave a NaN gain for every item; text or None,
+    # numpy's "could not convert string to float" or a TypeError
     model = DawidSkene().fit(X)
     for function in (expected_information_gain, information_gain_ranking):
         with pytest.raises(ValueError, match="weights must be"):
