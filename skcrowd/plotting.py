@@ -391,6 +391,13 @@ def plot_predictive_check(check, statistic="ratings", *, ax=None, log=None):
     >>> len(ax.lines[-1].get_xdata())  # the data: items with 0..5 positives
     6
     """
+    if not all(hasattr(check, name) for name in ("observed", "simulated", "p_values")):
+        # a fitted model passed in place of its check raised "AttributeError:
+        # 'DawidSkene' object has no attribute 'observed'"
+        raise TypeError(
+            "check must be the result of posterior_predictive_check(model, X) (a "
+            f"PredictiveCheck); got {type(check).__name__}."
+        )
     if statistic not in check.observed:
         raise ValueError(
             f"statistic must be one of {sorted(check.observed)}, got {statistic!r}."

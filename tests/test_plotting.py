@@ -212,6 +212,16 @@ def test_predictive_check_boxes_and_data(irt):
         plot_predictive_check(check, "items")
 
 
+@pytest.mark.parametrize("not_a_check", ["model", {"observed": {}}, None])
+def test_predictive_check_plot_needs_a_check(binary, not_a_check):
+    # the model in place of its check raised "AttributeError: 'DawidSkene'
+    # object has no attribute 'observed'"
+    _, model = binary
+    given = model if not_a_check == "model" else not_a_check
+    with pytest.raises(TypeError, match="must be the result of posterior_predictive_check"):
+        plot_predictive_check(given)
+
+
 def test_convergence_draws_the_objective_history(binary):
     _, model = binary
     ax = plot_convergence(model)
