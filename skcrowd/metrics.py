@@ -183,8 +183,9 @@ def gold_accuracy_scorer(estimator, X, y):
 
 
 def _known(y_true, y_pred):
-    y_pred = _one_per_item(_by_gold_ids(y_true, y_pred, "y_pred"), "y_pred", np.float64)
-    y_true = _one_per_item(y_true, "y_true", np.float64)
+    y_pred = _one_per_item(_numbers(_by_gold_ids(y_true, y_pred, "y_pred"), "y_pred"),
+                           "y_pred", np.float64)
+    y_true = _one_per_item(_numbers(y_true, "y_true"), "y_true", np.float64)
     if y_true.shape != y_pred.shape:
         raise ValueError(
             f"y_true and y_pred have different lengths: {len(y_true)} and {len(y_pred)}."
@@ -195,6 +196,19 @@ def _known(y_true, y_pred):
     if not np.any(known):
         raise ValueError("y_true has no known (non-NaN) value.")
     return y_true, y_pred, known
+
+
+def _numbers(values, name):
+    """``values`` as a float array; labels that are not numbers are a
+    ValueError naming ``name`` (numpy's "could not convert string to float:
+    'a'" named neither the argument nor the metric to use)."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be numbers (values on a graded scale); for class labels use "
+            "gold_accuracy."
+        ) from None
 
 
 def mean_squared_error(y_true, y_pred):

@@ -29,6 +29,16 @@ def test_mse_and_correlation_ignore_unknown_truth(graded):
         np.corrcoef(truth[known], pred[known])[0, 1])
 
 
+@pytest.mark.parametrize("metric", [mean_squared_error, correlation])
+@pytest.mark.parametrize("y_true, y_pred", [(["a", "b"], [1.0, 2.0]),
+                                            ([1.0, 2.0], ["a", None])])
+def test_graded_metrics_of_class_labels_name_the_argument(metric, y_true, y_pred):
+    # numpy's "could not convert string to float: 'a'" named neither
+    name = "y_true" if isinstance(y_true[0], str) else "y_pred"
+    with pytest.raises(ValueError, match=f"{name} must be numbers.*gold_accuracy"):
+        metric(y_true, y_pred)
+
+
 def test_ndcg_matches_sklearn_without_ties(graded):
     truth, pred, groups = graded
     per_group = [
