@@ -836,7 +836,9 @@ class CrowdModel(CrowdEstimator):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_jobs": [Integral, None],
+        # 0 has no meaning (joblib refuses it); it silently ran on every core
+        "n_jobs": [Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left"), None],
         "warm_start": ["boolean"],
         "accelerate": ["boolean"],
     }

@@ -294,3 +294,14 @@ def test_empty_input_after_fit_is_a_value_error_naming_it(name):
         for call in calls:
             with pytest.raises(ValueError, match=message):
                 call(empty)
+
+
+# -- fuzz round 4 ------------------------------------------------------------------------
+@pytest.mark.parametrize("Model", [DawidSkene, GLAD, IRT3PL, OrdinalMixture])
+def test_n_jobs_zero_is_refused_as_joblib_refuses_it(Model):
+    # n_jobs=0 ran on every core (max(1, available + 1 + 0)) without a word
+    X = (ISSUE_X > 2).astype(float) + 1
+    with pytest.raises(ValueError, match="'n_jobs' parameter"):
+        Model(n_jobs=0).fit(X)
+    for n_jobs in (None, 1, -1, -100):
+        Model(n_jobs=n_jobs, max_iter=2, n_init=1).fit(X)
