@@ -25,7 +25,7 @@ from ._agreement import (
     posterior_entropy,
     uncertainty,
 )
-from ._ratings import _as_label_array, _missing_any, aligned_by_id, check_positive_int, \
+from ._ratings import _as_label_array, _is_missing, _missing_any, aligned_by_id, check_positive_int, \
     encode_groups, input_form, loaded_pandas, show
 
 __all__ = [
@@ -202,8 +202,14 @@ def _numbers(values, name):
     """``values`` as a float array; labels that are not numbers are a
     ValueError naming ``name`` (numpy's "could not convert string to float:
     'a'" named neither the argument nor the metric to use)."""
+    values = np.asarray(values)
+    if values.dtype.kind == "O":
+        # a missing truth or prediction (None, pd.NA, pd.NaT in an object
+        # array, as a nullable Int64 column with a gap gives) is NaN: an
+        # item without it is skipped, not "not a number"
+        values = np.where(_is_missing(values), np.nan, values)
     try:
-        return np.asarray(values, dtype=np.float64)
+        return values.astype(np.float64)
     except (TypeError, ValueError):
         raise ValueError(
             f"{name} must be numbers (values on a graded scale); for class labels use "

@@ -39,6 +39,23 @@ def test_graded_metrics_of_class_labels_name_the_argument(metric, y_true, y_pred
         metric(y_true, y_pred)
 
 
+@pytest.mark.parametrize("metric", [mean_squared_error, correlation])
+@pytest.mark.parametrize("missing", [None, "pd.NA", "pd.NaT", "Int64"])
+def test_graded_metrics_skip_a_missing_truth_in_an_object_array(metric, missing):
+    # an item without gold is skipped whatever marks it missing; None, pd.NA
+    # and pd.NaT in an object array (a nullable Int64 column with a gap) were
+    # numpy's "float() argument must be ... not 'NAType'", then "must be numbers"
+    pd = pytest.importorskip("pandas")
+    y_pred = np.array([1.0, 2.0, 2.5, 2.2])
+    expected = metric(np.array([1.0, np.nan, 3.0, 2.0]), y_pred)
+    if missing == "Int64":
+        y_true = pd.Series([1, pd.NA, 3, 2], dtype="Int64")
+    else:
+        gap = {"pd.NA": pd.NA, "pd.NaT": pd.NaT}.get(missing, missing)
+        y_true = np.array([1, gap, 3, 2], dtype=object)
+    assert metric(y_true, y_pred) == expected
+
+
 def test_ndcg_matches_sklearn_without_ties(graded):
     truth, pred, groups = graded
     per_group = [
