@@ -980,7 +980,7 @@ class CrowdModel(CrowdEstimator):
         # was accepted and its empty statistics, blended in with weight
         # eta_t, shrank the stream's rater counts toward the prior.
         if ratings.n_ratings == 0:
-            raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
+            raise ValueError("X has no ratings (no rows, or every entry missing): nothing to fit.")
         if first:
             gold = None if y is None else gold_per_item(
                 y, ratings.item_ids, ids_are_rows=form == "matrix")

@@ -659,7 +659,7 @@ def encode_frame(estimator, frame, **fit_params):
     if n_ratings == 0:
         # the in-memory error (a frame whose labels are all missing is not
         # "empty": _standard_frame drops the rows without a label)
-        raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
+        raise ValueError("X has no ratings (no rows, or every entry missing): nothing to fit.")
     if raters.isna().any():
         raise ValueError("item and rater ids must not be missing (NaN or None).")  # in memory
     try:

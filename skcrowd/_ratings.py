@@ -1314,7 +1314,7 @@ def encode(estimator, X, *, reset, allow_empty=False):
                 del estimator.feature_names_in_
         rater = ratings._rater
         if ratings.n_ratings == 0:
-            raise ValueError("X has no ratings: every entry is missing, nothing to fit.")
+            raise ValueError("X has no ratings (no rows, or every entry missing): nothing to fit.")
         labels = _check_wide_labels(ratings.label) if (
             form == "wide" and estimator.classes is None and scale is None) else ratings.label
         codes = fit_classes(estimator, labels, scale)

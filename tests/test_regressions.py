@@ -296,6 +296,18 @@ def test_empty_input_after_fit_is_a_value_error_naming_it(name):
                 call(empty)
 
 
+def test_fitting_a_table_without_rows_does_not_say_its_entries_are_missing():
+    # fit on a long table with no rows said "every entry is missing": there
+    # are no entries; the message now covers both cases, in memory and on Dask
+    pd = pytest.importorskip("pandas")
+    empty = pd.DataFrame({"item": [], "rater": [], "label": []})
+    with pytest.raises(ValueError, match=r"X has no ratings \(no rows, or every entry "
+                                         r"missing\): nothing to fit\."):
+        DawidSkene().fit(empty)
+    with pytest.raises(ValueError, match=r"X has no ratings \(no rows, or every entry"):
+        DawidSkene().fit(np.full((3, 2), np.nan))
+
+
 # -- fuzz round 4 ------------------------------------------------------------------------
 @pytest.mark.parametrize("Model", [DawidSkene, GLAD, IRT3PL, OrdinalMixture])
 def test_n_jobs_zero_is_refused_as_joblib_refuses_it(Model):
