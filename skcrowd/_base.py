@@ -35,9 +35,10 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
-from ._ratings import (RatingData, Ratings, _unique_codes, check_classes, check_not_a_column_of,
-                       check_not_a_rating_column, encode, encode_labels, fit_classes,
-                       gold_per_item, import_pandas, long_columns, set_raters, show, to_ratings)
+from ._ratings import (NO_RATINGS, RatingData, Ratings, _unique_codes, check_classes,
+                       check_not_a_column_of, check_not_a_rating_column, encode, encode_labels,
+                       fit_classes, gold_per_item, import_pandas, long_columns, set_raters, show,
+                       to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -980,7 +981,7 @@ class CrowdModel(CrowdEstimator):
         # was accepted and its empty statistics, blended in with weight
         # eta_t, shrank the stream's rater counts toward the prior.
         if ratings.n_ratings == 0:
-            raise ValueError("X has no ratings (no rows, or every entry missing): nothing to fit.")
+            raise ValueError(NO_RATINGS)
         if first:
             gold = None if y is None else gold_per_item(
                 y, ratings.item_ids, ids_are_rows=form == "matrix")

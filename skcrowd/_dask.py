@@ -36,9 +36,10 @@ from time import perf_counter
 
 import numpy as np
 
-from ._ratings import (RatingData, Ratings, _as_label_array, _categories, _kept_label_dtype,
-                       _unique_codes, check_groups_present, encode_labels, fit_classes,
-                       long_columns, mixed_groups_error, mixed_ids_error, set_raters, show)
+from ._ratings import (NO_RATINGS, RatingData, Ratings, _as_label_array, _categories,
+                       _kept_label_dtype, _unique_codes, check_groups_present, encode_labels,
+                       fit_classes, long_columns, mixed_groups_error, mixed_ids_error,
+                       set_raters, show)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -659,7 +660,7 @@ def encode_frame(estimator, frame, **fit_params):
     if n_ratings == 0:
         # the in-memory error (a frame whose labels are all missing is not
         # "empty": _standard_frame drops the rows without a label)
-        raise ValueError("X has no ratings (no rows, or every entry missing): nothing to fit.")
+        raise ValueError(NO_RATINGS)
     if raters.isna().any():
         raise ValueError("item and rater ids must not be missing (NaN or None).")  # in memory
     try:

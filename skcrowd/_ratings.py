@@ -45,6 +45,11 @@ def mixed_ids_error(what, values):
                       f"they mix {_type_names(values)}.")
 
 
+#: fit's error for an X without a single rating (every form, in memory and on
+#: Dask, partial_fit included)
+NO_RATINGS = "X has no ratings (no rows, or every entry missing): nothing to fit."
+
+
 def mixed_groups_error(values):
     """As :func:`mixed_ids_error`, for OrdinalMixture's groups."""
     return ValueError("groups must all be of one comparable type; "
@@ -1314,7 +1319,7 @@ def encode(estimator, X, *, reset, allow_empty=False):
                 del estimator.feature_names_in_
         rater = ratings._rater
         if ratings.n_ratings == 0:
-            raise ValueError("X has no ratings (no rows, or every entry missing): nothing to fit.")
+            raise ValueError(NO_RATINGS)
         labels = _check_wide_labels(ratings.label) if (
             form == "wide" and estimator.classes is None and scale is None) else ratings.label
         codes = fit_classes(estimator, labels, scale)
