@@ -175,14 +175,19 @@ def _checked_partition(frame, columns):
         if pd.api.types.infer_dtype(column, skipna=True) in (
                 "string", "integer", "floating", "boolean", "mixed-integer-float", "empty"):
             continue  # one kind of value: nothing to refuse (the fast path)
-        values = column.to_numpy()
-        if name == "label":
-            _as_label_array(values)
-        elif name == "group":
-            _unique_groups(values)
-        else:
-            _unique_codes(values, what=name)
+        _check_column(name, column.to_numpy())
     return frame
+
+
+def _check_column(name, values):
+    """The in-memory check of the values of one standard column: labels,
+    OrdinalMixture's groups, or item / rater ids (the same errors)."""
+    if name == "label":
+        _as_label_array(values)
+    elif name == "group":
+        _unique_groups(values)
+    else:
+        _unique_codes(values, what=name)
 
 
 def _unique_groups(values):
@@ -230,13 +235,7 @@ def _check_samples(samples):
     for name, _, value in samples:
         columns.setdefault(name, []).append(value)
     for name, values in columns.items():
-        values = np.array(values + [None], dtype=object)[:-1]  # never a 2-d array
-        if name == "label":
-            _as_label_array(values)
-        elif name == "group":
-            _unique_groups(values)
-        else:
-            _unique_codes(values, what=name)
+        _check_column(name, np.array(values + [None], dtype=object)[:-1])  # never 2-d
 
 
 def _client():

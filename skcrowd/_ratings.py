@@ -45,15 +45,15 @@ def mixed_ids_error(what, values):
                       f"they mix {_type_names(values)}.")
 
 
-#: fit's error for an X without a single rating (every form, in memory and on
-#: Dask, partial_fit included)
-NO_RATINGS = "X has no ratings (no rows, or every entry missing): nothing to fit."
-
-
 def mixed_groups_error(values):
     """As :func:`mixed_ids_error`, for OrdinalMixture's groups."""
     return ValueError("groups must all be of one comparable type; "
                       f"they mix {_type_names(values)}.")
+
+
+#: fit's error for an X without a single rating (every form, in memory and on
+#: Dask, partial_fit included)
+NO_RATINGS = "X has no ratings (no rows, or every entry missing): nothing to fit."
 
 
 def _incomparable(what, given, known, where):

@@ -167,6 +167,16 @@ def uncertainty_ranking(model, X):
     return _ranked(entropy)
 
 
+def _weight_numbers(values, weights):
+    """``values`` (the pool's ``weights``) as floats; numpy's "could not
+    convert string to float: 'x'" named no argument."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("weights must be one non-negative number per rater of the pool; "
+                         f"got {weights!r}.") from None
+
+
 def expected_information_gain(model, X, raters=None, weights=None):
     """Expected reduction of each item's posterior entropy (nats) from one
     more rating by a rater drawn from the pool.
@@ -219,19 +229,12 @@ def expected_information_gain(model, X, raters=None, weights=None):
     pools = _pools(_pools_by_item_id(raters, R, input_form(X), fitted), n_items, fitted)
     if weights is not None:
         pd = loaded_pandas()
-        try:
-            if pd is not None and isinstance(weights, pd.Series):
-                # indexed by rater id: aligned with each pool by id, not position
-                per_pool = [np.asarray(aligned_by_id(weights, p, "weights", "rater"),
-                                       dtype=np.float64) for p in pools]
-            else:
-                per_pool = [np.asarray(weights, dtype=np.float64)] * n_items
-        except (TypeError, ValueError) as error:
-            if "weights is a Series" in str(error):
-                raise
-            # numpy's "could not convert string to float: 'x'" named no argument
-            raise ValueError("weights must be one non-negative number per rater of the "
-                             f"pool; got {weights!r}.") from None
+        if pd is not None and isinstance(weights, pd.Series):
+            # indexed by rater id: aligned with each pool by id, not position
+            per_pool = [_weight_numbers(aligned_by_id(weights, p, "weights", "rater"), weights)
+                        for p in pools]
+        else:
+            per_pool = [_weight_numbers(weights, weights)] * n_items
         for w, p in zip(per_pool, pools):
             if len(p) and (w.shape != (len(p),) or not np.all(np.isfinite(w))
                            or np.any(w < 0) or w.sum() <= 0):

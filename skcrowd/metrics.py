@@ -25,8 +25,8 @@ from ._agreement import (
     posterior_entropy,
     uncertainty,
 )
-from ._ratings import _as_label_array, _is_missing, _missing_any, aligned_by_id, check_positive_int, \
-    encode_groups, input_form, loaded_pandas, show
+from ._ratings import (_as_label_array, _is_missing, _missing_any, aligned_by_id,
+                       check_positive_int, encode_groups, input_form, loaded_pandas, show)
 
 __all__ = [
     "gold_accuracy",

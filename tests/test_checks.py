@@ -79,29 +79,6 @@ def test_result_shapes_and_ranges(caries):
     assert "rater=" in repr(check)
 
 
-def test_same_draws_through_the_public_sample(caries):
-    """An object that only offers ``sample`` gets the same replicates."""
-
-    class Wrapped(BaseEstimator):
-        def __init__(self, model=None):
-            self.model = model
-
-        def fit(self, X):
-            return self
-
-        def __sklearn_is_fitted__(self):
-            return True
-
-        def sample(self, X, random_state=None):
-            return self.model.sample(X, random_state=random_state)
-
-    model = IRT3PL.from_tag("ab", random_state=0).fit(caries)
-    fast = posterior_predictive_check(model, caries, n_replicates=20, random_state=3)
-    slow = posterior_predictive_check(Wrapped(model), caries, n_replicates=20, random_state=3)
-    for name in ("rater", "ratings"):
-        np.testing.assert_array_equal(fast.simulated[name], slow.simulated[name])
-
-
 class _OnlySample(BaseEstimator):
     """A model seen only through ``sample`` (not a skcrowd estimator)."""
 
@@ -119,6 +96,16 @@ class _OnlySample(BaseEstimator):
         if self.output is not None:
             return self.output
         return self.model.sample(X, random_state=random_state)
+
+
+def test_same_draws_through_the_public_sample(caries):
+    """An object that only offers ``sample`` gets the same replicates."""
+
+    model = IRT3PL.from_tag("ab", random_state=0).fit(caries)
+    fast = posterior_predictive_check(model, caries, n_replicates=20, random_state=3)
+    slow = posterior_predictive_check(_OnlySample(model), caries, n_replicates=20, random_state=3)
+    for name in ("rater", "ratings"):
+        np.testing.assert_array_equal(fast.simulated[name], slow.simulated[name])
 
 
 @pytest.mark.parametrize("form", ["long", "wide"])
