@@ -1,0 +1,204 @@
+"""An experiment, not shipped: safeguarded Newton steps on DawidSkene's log
+posterior, counted in passes over the data on the shipped sets.
+
+Run::
+
+    PYTHONPATH=. python benchmarks/newton_experiment.py
+    PYTHONPATH=. python benchmarks/newton_experiment.py --sets dog,rte --tol 1e-12
+
+Issue 13 asks for at most half the plain passes on every shipped set, and
+two-point extrapolation (SQUAREM, Anderson) does not get there on sets that
+plain EM solves in 16-40 passes (doc/acceleration.rst, "Where the passes
+go").  Newton's method converges quadratically, and one pass over the
+ratings gives everything it needs: the gradient of the observed-data log
+posterior is the expected complete-data gradient (Fisher's identity), and
+its Hessian is the expected complete-data Hessian plus the covariance of the
+complete-data score under the items' posteriors (Louis 1982),
+
+    ∇²ℓ = Σ_i E[∇² log p(y_i, z_i | θ)] + Σ_i Cov_{z_i | y_i}[∇ log p(y_i, z_i | θ)]
+          + ∇² log p(θ).
+
+Coordinates: every confusion row and π in reduced softmax coordinates
+η_l = log θ_l - log θ_K (l < K), so the Hessian has no null direction.  The
+score of item i under class k has, for each of its ratings (rater r,
+label l), the block (r, k) entry e_l - θ_r[k] (its first K - 1 entries), and
+the π block e_k - π; the covariance term is S_iᵀ (diag p_i - p_i p_iᵀ) S_i
+with S_i the K score vectors as rows, built for all items at once as sparse
+matrices.
+
+The loop: from each kept state, one pass gives the posteriors, the
+objective, the EM update and the Newton point (when -∇²ℓ is positive
+definite there); the Newton point is evaluated (one pass) and kept when the
+objective did not fall, otherwise the EM update is evaluated (one more pass)
+— the shipped loop's safeguard, so the kept objective never decreases.  The
+plain stopping rule: stop when a kept step changes the objective by less
+than ``tol``.
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from skcrowd import DawidSkene, datasets
+
+SETS = ("bluebirds", "caries", "dog", "rte", "trec2010", "web")
+
+
+def _reduced(theta):
+    """Reduced softmax coordinates of the last axis: log θ_l - log θ_K."""
+    log = np.log(theta)
+    return (log[..., :-1] - log[..., -1:])
+
+
+def _from_reduced(eta):
+    full = np.concatenate([eta, np.zeros(eta.shape[:-1] + (1,))], axis=-1)
+    full -= full.max(axis=-1, keepdims=True)
+    e = np.exp(full)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _row_hessian(theta):
+    """-(diag θ' - θ'θ'ᵀ) for each row (θ' the first K - 1 entries)."""
+    t = theta[..., :-1]
+    return t[..., :, None] * t[..., None, :] - np.eye(t.shape[-1]) * t[..., None, :]
+
+
+def newton_point(model, data, params, items, stats):
+    """The Newton point from the state at ``params`` (None when -H is not
+    positive definite there), and the gradient's norm."""
+    J, K = data.n_raters, data.n_classes
+    theta, pi = params["confusion"], params["class_prior"]
+    counts = stats["confusion_counts"] + model._prior_counts(data)  # [r, true, given]
+    row_total = counts.sum(axis=2)  # n_rk
+    grad_rows = counts[..., :-1] - row_total[..., None] * theta[..., :-1]
+    class_counts = stats["class_counts"] + model.prior_class
+    grad_pi = class_counts[:-1] - class_counts.sum() * pi[:-1]
+    gradient = np.concatenate([grad_rows.ravel(), grad_pi])
+    L = K - 1
+    n_rows = J * K * L
+    P = n_rows + L
+    hessian = np.zeros((P, P))
+    # complete-data part: block diagonal, one (K-1)^2 block per row and for π
+    blocks = (row_total[..., None, None] * _row_hessian(theta)).reshape(J * K, L, L)
+    first = (np.arange(J * K) * L)[:, None, None]
+    hessian[first + np.arange(L)[:, None], first + np.arange(L)[None, :]] = blocks
+    hessian[n_rows:, n_rows:] = class_counts.sum() * _row_hessian(pi)
+    # missing-information part: Σ_i S_iᵀ (diag p_i - p_i p_iᵀ) S_i
+    p = items["proba"]
+    item, rater, label = data.item, data.rater, data.label
+    n = len(item)
+    onehot = np.zeros((n, K))
+    onehot[np.arange(n), label] = 1.0
+    rows_, cols_, vals_ = [], [], []
+    for k in range(K):
+        u = onehot[:, :L] - theta[rater, k, :L]  # n, L
+        row_index = np.repeat(item * K + k, L)
+        col_index = ((rater * K + k) * L)[:, None] + np.arange(L)
+        rows_.append(row_index)
+        cols_.append(col_index.ravel())
+        vals_.append(u.ravel())
+        w = np.eye(K)[k, :L] - pi[:L]
+        rows_.append(np.repeat(np.arange(data.n_items) * K + k, L))
+        cols_.append(np.tile(n_rows + np.arange(L), data.n_items))
+        vals_.append(np.tile(w, data.n_items))
+    S = sp.csr_matrix((np.concatenate(vals_), (np.concatenate(rows_), np.concatenate(cols_))),
+                      shape=(data.n_items * K, P))
+    weights = p.ravel()
+    SD = S.multiply(weights[:, None]).tocsr()
+    A = sp.csr_matrix((weights, (np.repeat(np.arange(data.n_items), K),
+                                 np.arange(data.n_items * K))),
+                      shape=(data.n_items, data.n_items * K))
+    M = A @ S
+    hessian += (S.T @ SD).toarray() - (M.T @ M).toarray()
+    try:
+        factor = scipy.linalg.cho_factor(-hessian)
+    except np.linalg.LinAlgError:
+        return None, float(np.linalg.norm(gradient))
+    step = scipy.linalg.cho_solve(factor, gradient)
+    eta_rows = _reduced(theta) + step[:n_rows].reshape(J, K, L)
+    eta_pi = _reduced(pi) + step[n_rows:]
+    new = {"confusion": _from_reduced(eta_rows), "class_prior": _from_reduced(eta_pi)}
+    return new, float(np.linalg.norm(gradient))
+
+
+def newton_fit(ratings, tol, max_iter=1000):
+    """A DawidSkene fit (defaults otherwise) by the loop above; returns the
+    model, the passes after the first, the kept Newton steps, the kept
+    objectives, the predicted labels and the seconds spent on Newton's
+    linear algebra (the score matrices, the Hessian and its Cholesky)."""
+    model = DawidSkene(tol=tol)
+    data = model._prepare(model._encode(ratings, reset=True))
+    params = model._init_params(data, np.random.RandomState(0), 0)
+    state = model._evaluate(data, params)
+    passes, n_newton, history, algebra = 0, 0, [state.objective], 0.0
+    converged = False
+    while passes < max_iter and not converged:
+        em = model._global_update(data, state.params, state.stats)
+        start = time.perf_counter()
+        trial = newton_point(model, data, state.params, state.items, state.stats)[0]
+        algebra += time.perf_counter() - start
+        if trial is not None:
+            candidate = model._evaluate(data, trial)
+            passes += 1
+            if np.isfinite(candidate.objective) and candidate.objective >= state.objective:
+                converged = candidate.objective - state.objective < tol
+                state = candidate
+                history.append(state.objective)
+                n_newton += 1
+                continue
+        new = model._evaluate(data, em)
+        passes += 1
+        converged = abs(new.objective - state.objective) < tol
+        state = new
+        history.append(state.objective)
+    model._set_fitted(data, state.params, state.items)
+    labels = model.classes_[state.items["proba"].argmax(axis=1)]
+    return model, passes, n_newton, history, labels, algebra
+
+
+def _timed_fit(ratings, **params):
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = DawidSkene(max_iter=20000, **params).fit(ratings)
+    return model, time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sets", default="bluebirds,caries,dog,rte,web")
+    parser.add_argument("--tol", default="1e-12,1e-6")
+    args = parser.parse_args()
+    _timed_fit(datasets.load_rte().ratings)  # compile the kernels
+    print("passes (plain / SQUAREM / Newton, kept Newton steps), the Newton fit's optimum "
+          "against the plain fit's, and wall seconds (plain / SQUAREM / Newton, of which "
+          "Newton's linear algebra)")
+    print(f"{'data':10} {'tol':>6} {'passes':>18} {'steps':>5} {'rel obj':>8} {'param':>8} "
+          f"{'labels':>6} {'seconds':>26}")
+    for name in args.sets.split(","):
+        ratings = getattr(datasets, f"load_{name}")().ratings
+        for tol in (float(t) for t in args.tol.split(",")):
+            plain, plain_s = _timed_fit(ratings, tol=tol, accelerate=False)
+            squarem, squarem_s = _timed_fit(ratings, tol=tol)
+            start = time.perf_counter()
+            model, passes, n_newton, history, labels, algebra = newton_fit(ratings, tol)
+            newton_s = time.perf_counter() - start
+            if np.any(np.diff(history) < 0):
+                raise AssertionError("the kept objective fell")
+            rel = abs(history[-1] - plain.lower_bound_) / abs(plain.lower_bound_)
+            diff = max(np.abs(model.confusion_ - plain.confusion_).max(),
+                       np.abs(model.class_prior_ - plain.class_prior_).max())
+            same = np.array_equal(labels, np.asarray(plain.predict(ratings)))
+            counts = f"{plain.n_iter_} / {squarem.n_iter_} / {passes}"
+            seconds = f"{plain_s:.3f} / {squarem_s:.3f} / {newton_s:.2f} ({algebra:.2f})"
+            print(f"{name:10} {tol:6.0e} {counts:>18} {n_newton:5d} {rel:8.1e} {diff:8.1e} "
+                  f"{'yes' if same else 'no':>6} {seconds:>26}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
