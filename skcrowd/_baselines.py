@@ -37,8 +37,9 @@ class MajorityVote(CrowdEstimator):
     class_prior_ : ndarray of shape (n_classes,)
     accuracy_ : float
     rater_agreement_ : ndarray of shape (n_raters,)
-        Share of each rater's ratings that equal their item's majority label
-        (NaN for a rater without ratings).
+        Share of each rater's ratings that equal their item's majority label;
+        ``accuracy_`` for a rater without ratings (the model's value for
+        every rater), as the other models give such a rater its prior.
     n_features_in_ : int
     rater_ids_ : ndarray of shape (n_raters,)
 
@@ -69,13 +70,17 @@ class MajorityVote(CrowdEstimator):
         agree = counts[rated].max(axis=1).sum()
         self.accuracy_ = float((agree + 1.0) / (n_votes.sum() + 2.0))
         # Share of each rater's ratings that equal their item's majority
-        # label (predict's tie rule); NaN for a rater without ratings.
+        # label (predict's tie rule).  A rater without ratings (an all-missing
+        # column of a wide frame) has no share; like the other models, whose
+        # rater without ratings keeps its prior parameters, it gets what this
+        # model holds of any rater: every rater is the same rater, right with
+        # probability accuracy_ (not NaN, which no rater_table shows).
         majority = np.argmax(counts, axis=1)
         agrees = np.bincount(data.rater, weights=data.label == majority[data.item],
                              minlength=data.n_raters)
         per_rater = np.bincount(data.rater, minlength=data.n_raters)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            self.rater_agreement_ = agrees / per_rater
+        self.rater_agreement_ = np.full(data.n_raters, self.accuracy_)
+        np.divide(agrees, per_rater, out=self.rater_agreement_, where=per_rater > 0)
         return self._items_from_counts(counts)
 
     def _rater_diagnostics(self):

@@ -194,6 +194,22 @@ def test_rater_and_item_tables_join_back_by_id(crowd, binary_models):
         assert back[prediction.name + "_item"].notna().all(), name
 
 
+def test_rater_table_has_no_nan_for_a_rater_without_ratings(crowd):
+    # A wide frame keeps every column as a rater, an all-missing one too:
+    # its row says n_ratings 0 and, like every model, the value the model
+    # holds for a rater it has no ratings of (never NaN).
+    long, _ = crowd
+    wide = long.pivot(index="item", columns="rater", values="label")
+    wide["nobody"] = np.nan
+    for model in fitted_models(wide):
+        table = model.rater_table()
+        name = type(model).__name__
+        assert table.loc["nobody", "n_ratings"] == 0, name
+        assert np.all(np.isfinite(table.to_numpy(dtype=float))), (name, table.loc["nobody"])
+        if isinstance(model, MajorityVote):  # every rater is the same rater
+            assert table.loc["nobody", "agreement"] == model.accuracy_
+
+
 def test_item_table_columns_per_model(crowd, binary_models):
     long, _ = crowd
     for model in binary_models:
