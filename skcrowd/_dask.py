@@ -27,6 +27,7 @@ Item-level results come back as dask collections (``predict_proba`` /
 only when a dask collection is passed.
 """
 
+import functools
 import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -165,6 +166,30 @@ def _shuffled(frame, on):
         columns="_shuffle_key")
 
 
+def _detached(error):
+    """``error`` without the exceptions it was raised while handling.  An
+    error that leaves a worker is pickled with its ``__context__``, also a
+    suppressed one (``raise ... from None``), and numpy's exception for
+    ``datetime64 < int`` (the context of the mixed-ids error for ids that
+    mix dates with numbers) does not unpickle; distributed then sends
+    ``Exception("ValueError('...')")`` instead of the ValueError."""
+    error.__cause__ = error.__context__ = None
+    return error
+
+
+def _plain_errors(task):
+    """``task`` (run on a worker) raising its ValueError :func:`_detached`,
+    so that the client gets the in-memory ValueError itself."""
+    @functools.wraps(task)
+    def run(*args, **kwargs):
+        try:
+            return task(*args, **kwargs)
+        except ValueError as error:
+            raise _detached(error)  # the same object: it gets no new context
+    return run
+
+
+@_plain_errors
 def _checked_partition(frame, columns):
     """``frame`` unchanged, once its object ``columns`` pass the in-memory
     checks of ids, labels and groups (the same errors)."""
@@ -304,7 +329,7 @@ def _encode_partition(frame, index, rater_ids, classes, with_groups):
     try:
         return _encoded_partition(frame, index, rater_ids, classes, with_groups)
     except ValueError as error:
-        return _Failed(error)
+        return _Failed(_detached(error))
 
 
 def _encoded_partition(frame, index, rater_ids, classes, with_groups):
@@ -751,6 +776,7 @@ def _item_table(frame, model, index_name):
     return table.rename_axis(index_name)
 
 
+@_plain_errors
 def _infer_partition(frame, model, what, index_name, samples=()):
     import pandas as pd
 

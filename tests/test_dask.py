@@ -205,6 +205,8 @@ def test_a_label_dtype_that_is_never_a_label_is_refused_as_in_memory(client):
 def test_worker_processes(graded):
     """Once with separate worker processes: data, model and stats cross
     process boundaries by pickling; item state stays in each process."""
+    import dask
+
     ratings = make_dawid_skene(n_items=500, n_raters=10, ratings_per_item=4,
                                random_state=2).ratings
     graded_ratings, groups, graded_frame = graded
@@ -227,6 +229,17 @@ def test_worker_processes(graded):
                     graded_ratings, groups=groups if difficulty == "group" else None)
                 assert_same_ordinal_fit(OrdinalMixture(**kwargs).fit(ddf), in_memory, ddf,
                                         graded_ratings, groups)
+            # A partition refused in fit reaches the client as its ValueError.
+            # Before: "AttributeError: type object '_DTypeMeta' has no
+            # attribute '_abstract'" (the error's context, numpy's error for
+            # datetime64 < int, did not unpickle in the client's process).
+            mixed = small_frame().astype({"item": object})
+            mixed.loc[5, "item"] = np.datetime64("2020-01-01")
+            with dask.config.set({"dataframe.convert-string": False}):
+                with pytest.raises(ValueError) as on_dask:
+                    DawidSkene().fit(dd.from_pandas(mixed, npartitions=2, sort=False))
+            mixed_error = str(pytest.raises(ValueError, DawidSkene().fit, mixed).value)
+            assert str(on_dask.value) == mixed_error
     in_memory = DawidSkene().fit(ratings)
     np.testing.assert_allclose(model.confusion_, in_memory.confusion_, atol=1e-12)
     np.testing.assert_allclose(proba, in_memory.predict_proba(ratings), atol=1e-12)
@@ -790,6 +803,42 @@ def test_a_different_type_in_each_partition_is_the_in_memory_error_in_predict(cl
             with pytest.raises(ValueError) as on_dask:
                 getattr(model, method)(ddf).compute()
             assert str(on_dask.value) == message, method
+        with pytest.raises(ValueError) as on_dask:
+            DawidSkene().fit(ddf)
+        assert str(on_dask.value) == str(pytest.raises(ValueError, DawidSkene().fit,
+                                                       frame).value)
+
+
+@pytest.mark.parametrize("where", ["in-a-partition", "across-partitions"])
+@pytest.mark.parametrize("column", ["item", "rater"])
+def test_ids_that_mix_dates_with_numbers_are_the_in_memory_error_in_predict(client, column,
+                                                                           where):
+    """An object id column of ints and np.datetime64 values, after a fit:
+    predict, predict_proba, score_samples and item_table raise the in-memory
+    ValueError (naming the column).  Before, the client got
+    "Exception: ValueError('item ids must all be of one type ...')": the
+    worker's error could not be unpickled (its suppressed context, numpy's
+    error for datetime64 < int, does not), so distributed sent its repr."""
+    import dask
+
+    frame = small_frame()
+    model = DawidSkene().fit(dd.from_pandas(frame, npartitions=2, sort=False))
+    frame[column] = frame[column].astype(object)
+    if where == "in-a-partition":
+        frame.loc[5, column] = np.datetime64("2020-01-01")
+    else:
+        frame.loc[150:, column] = [np.datetime64("2020-01-01") + int(v)
+                                   for v in frame.loc[150:, column]]
+    with pytest.raises(ValueError) as in_memory:
+        model.predict_proba(frame)
+    assert f"{column} ids" in str(in_memory.value)
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame, npartitions=2, sort=False)
+        for method in ["predict", "predict_proba", "score_samples", "item_table"]:
+            with pytest.raises(ValueError) as on_dask:
+                getattr(model, method)(ddf).compute()
+            assert type(on_dask.value) is ValueError, method
+            assert str(on_dask.value) == str(in_memory.value), method
         with pytest.raises(ValueError) as on_dask:
             DawidSkene().fit(ddf)
         assert str(on_dask.value) == str(pytest.raises(ValueError, DawidSkene().fit,
