@@ -37,8 +37,8 @@ from . import _dask
 from ._kernels._common import count_codes, row_argmax
 from ._ratings import (NO_RATINGS, RatingData, Ratings, _unique_codes, check_classes,
                        check_not_a_column_of, check_not_a_rating_column, encode, encode_labels,
-                       fit_classes, gold_per_item, import_pandas, long_columns, set_raters, show,
-                       to_ratings)
+                       fit_classes, gold_levels, gold_per_item, import_pandas, long_columns,
+                       set_raters, show, to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -314,11 +314,12 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         positions, labels = gold_per_item(y, data.item_ids if data.item_ids is not None
                                           else np.arange(data.n_items),
                                           ids_are_rows=data.form == "matrix")
-        if reset and self.classes is None and len(labels):
-            if (self.classes_.dtype.kind == "O") != (labels.dtype.kind == "O"):
+        levels = gold_levels(y, labels) if reset and self.classes is None else labels[:0]
+        if len(levels):
+            if (self.classes_.dtype.kind == "O") != (levels.dtype.kind == "O"):
                 raise ValueError("The labels of y and of the ratings are of different types "
                                  "(numbers and strings).")
-            union = np.unique(_with_gold_labels(self.classes_, labels))
+            union = np.unique(_with_gold_labels(self.classes_, levels))
             if len(union) != len(self.classes_):
                 self.classes_ = union
                 data.label = encode_labels(data.ratings.label, union)
@@ -986,8 +987,9 @@ class CrowdModel(CrowdEstimator):
             gold = None if y is None else gold_per_item(
                 y, ratings.item_ids, ids_are_rows=form == "matrix")
             labels = ratings.label
-            fit_classes(reader, labels if gold is None or not len(gold[1])
-                        else _with_gold_labels(labels, gold[1]), scale)
+            levels = None if gold is None else gold_levels(y, gold[1])
+            fit_classes(reader, labels if levels is None or not len(levels)
+                        else _with_gold_labels(labels, levels), scale)
             known = ids
         else:
             known = np.asarray(self.rater_ids_)

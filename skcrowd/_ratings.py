@@ -1065,6 +1065,17 @@ def _categories(columns):
         raise ValueError("The categories of the label columns must be of one type.") from None
 
 
+def gold_levels(y, labels):
+    """What the known labels ``y`` of a fit add to the classes: its known
+    ``labels`` (from :func:`gold_per_item`) and, when ``y`` is categorical,
+    its categories, levels nobody used included: they name the scale as a
+    categorical label column's categories do (:func:`_categories`)."""
+    levels = _categories([y]) if hasattr(y, "dtype") else None
+    if levels is None:
+        return labels
+    return levels if not len(labels) else np.concatenate([labels, levels])
+
+
 def to_ratings(estimator, X, *, reset):
     """``X`` in any accepted form as ``(Ratings, form, scale)``; ``scale``
     is the categories of categorical label columns (or None).

@@ -135,6 +135,34 @@ def test_y_string_labels_and_new_class():
     assert model.fit_predict(X, ["c", None, None])[0] == "c"
 
 
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_categories_of_a_categorical_y_name_the_scale(method):
+    """The categories of a categorical y are classes, levels nobody used
+    included, as those of a categorical label column are (doc/data.rst);
+    classes= still names the scale.  Before, an unused category of y was
+    dropped (classes_ [0, 1] for categories [0, 1, 2]), while the same
+    categories on the label column gave [0, 1, 2]."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": ["a", "b"] * 3,
+                       "label": [0, 1, 0, 0, 1, 1]})
+    y = pd.Series(pd.Categorical([0, None, 1], categories=[0, 1, 2]), index=[1, 2, 3])
+    as_label_column = DawidSkene().fit(df.assign(label=pd.Categorical(
+        df["label"], categories=y.cat.categories)))
+    model = getattr(DawidSkene(), method)(df, y)
+    np.testing.assert_array_equal(model.classes_, as_label_column.classes_)
+    assert model.classes_.tolist() == [0, 1, 2]
+    assert getattr(DawidSkene(), method)(df, y.cat.remove_unused_categories()
+                                          ).classes_.tolist() == [0, 1]
+    # no known label at all: the categories still name the scale
+    unknown = pd.Series(pd.Categorical([None] * 3, categories=[0, 1, 2]), index=[1, 2, 3])
+    assert getattr(DawidSkene(), method)(df, unknown).classes_.tolist() == [0, 1, 2]
+    assert getattr(DawidSkene(classes=[0, 1]), method)(df, y).classes_.tolist() == [0, 1]
+    words = pd.Series(pd.Categorical([None] * 3, categories=["x", "y"]), index=[1, 2, 3])
+    # (fit and partial_fit word the mismatch as they do for y's labels)
+    with pytest.raises(ValueError, match="different types|all be of one type"):
+        getattr(DawidSkene(), method)(df, words)
+
+
 @pytest.mark.parametrize("y, message", [
     (np.zeros(5), "y has 5 entries but X has 3 items"),
     (np.zeros((3, 2)), "one-dimensional"),
