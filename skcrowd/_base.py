@@ -35,10 +35,10 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
-from ._ratings import (NO_RATINGS, RatingData, Ratings, _unique_codes, check_classes,
-                       check_not_a_column_of, check_not_a_rating_column, encode, encode_labels,
-                       fit_classes, gold_levels, gold_per_item, import_pandas, long_columns,
-                       set_raters, show, to_ratings)
+from ._ratings import (NO_RATINGS, RatingData, Ratings, _unique_codes, check_class_count,
+                       check_classes, check_not_a_column_of, check_not_a_rating_column, encode,
+                       encode_labels, fit_classes, gold_levels, gold_per_item, import_pandas,
+                       long_columns, set_raters, show, to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -152,6 +152,37 @@ def _with_gold_labels(labels, gold_labels):
             and np.all(gold_labels == np.round(gold_labels))):
         gold_labels = gold_labels.astype(labels.dtype)
     return np.concatenate([labels, gold_labels])
+
+
+def _add_gold_classes(estimator, levels):
+    """Add the labels ``levels`` of known labels y (:func:`gold_levels`) to
+    ``estimator.classes_`` unless ``classes=`` names the scale; returns
+    whether the classes grew.  The same for fit and a stream's first batch,
+    whether the classes came from the labels or a categorical column's
+    categories."""
+    if estimator.classes is not None or not len(levels):
+        return False
+    if (estimator.classes_.dtype.kind == "O") != (levels.dtype.kind == "O"):
+        raise ValueError("The labels of y and of the ratings are of different types "
+                         "(numbers and strings).")
+    union = np.unique(_with_gold_labels(estimator.classes_, levels))
+    if len(union) == len(estimator.classes_):
+        return False
+    estimator.classes_ = union
+    return True
+
+
+def _set_gold(data, positions, labels, classes):
+    """``data.gold``: the class code of each item's known label (-1: not
+    known), from :func:`gold_per_item`'s ``positions`` and ``labels``."""
+    data.gold = np.full(data.n_items, -1, dtype=np.int32)
+    # integral floats (y with NaN) as the classes' integers: an error then
+    # names the label 2, not 2.0
+    labels = _with_gold_labels(classes[:0], labels)
+    try:
+        data.gold[positions] = encode_labels(labels, classes)
+    except ValueError as error:
+        raise ValueError(f"y: {error}") from None
 
 
 def has_gold(data):
@@ -306,7 +337,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         (fit only): the known true labels, stored as ``data.gold`` (see
         :func:`gold_per_item`); their labels count among the classes.
         """
-        data = encode(self, X, reset=reset, allow_empty=allow_empty)
+        data = encode(self, X, reset=reset, allow_empty=allow_empty,
+                      check_count=y is None or not reset)
         if y is None:
             return data
         # the known labels (fit): their labels count among the classes
@@ -314,22 +346,13 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         positions, labels = gold_per_item(y, data.item_ids if data.item_ids is not None
                                           else np.arange(data.n_items),
                                           ids_are_rows=data.form == "matrix")
-        levels = gold_levels(y, labels) if reset and self.classes is None else labels[:0]
-        if len(levels):
-            if (self.classes_.dtype.kind == "O") != (levels.dtype.kind == "O"):
-                raise ValueError("The labels of y and of the ratings are of different types "
-                                 "(numbers and strings).")
-            union = np.unique(_with_gold_labels(self.classes_, levels))
-            if len(union) != len(self.classes_):
-                self.classes_ = union
-                data.label = encode_labels(data.ratings.label, union)
-                data.n_classes = len(union)
+        if reset:
+            if _add_gold_classes(self, gold_levels(y, labels)):
+                data.label = encode_labels(data.ratings.label, self.classes_)
+                data.n_classes = len(self.classes_)
                 data.__dict__.pop("cell", None)
-        data.gold = np.full(data.n_items, -1, dtype=np.int32)
-        try:
-            data.gold[positions] = encode_labels(labels, self.classes_)
-        except ValueError as error:
-            raise ValueError(f"y: {error}") from None
+            check_class_count(self)
+        _set_gold(data, positions, labels, self.classes_)
         return data
 
     def _as_output(self, X, data, codes):
@@ -986,10 +1009,11 @@ class CrowdModel(CrowdEstimator):
         if first:
             gold = None if y is None else gold_per_item(
                 y, ratings.item_ids, ids_are_rows=form == "matrix")
-            labels = ratings.label
-            levels = None if gold is None else gold_levels(y, gold[1])
-            fit_classes(reader, labels if levels is None or not len(levels)
-                        else _with_gold_labels(labels, levels), scale)
+            fit_classes(reader, ratings.label, scale, check_count=gold is None)
+            if gold is not None:
+                # as fit: y's labels join the classes, also a scale's
+                _add_gold_classes(reader, gold_levels(y, gold[1]))
+                check_class_count(reader)
             known = ids
         else:
             known = np.asarray(self.rater_ids_)
@@ -1039,12 +1063,8 @@ class CrowdModel(CrowdEstimator):
                           n_classes=len(classes), item_ids=ratings.item_ids,
                           form="ratings", ratings=ratings)
         if y is not None:
-            gold = gold_per_item(y, ratings.item_ids, ids_are_rows=form == "matrix")
-            data.gold = np.full(data.n_items, -1, dtype=np.int32)
-            try:
-                data.gold[gold[0]] = encode_labels(gold[1], classes)
-            except ValueError as error:
-                raise ValueError(f"y: {error}") from None
+            _set_gold(data, *gold_per_item(y, ratings.item_ids, ids_are_rows=form == "matrix"),
+                      classes)
 
         def accept():
             self.classes_ = classes

@@ -1153,11 +1153,13 @@ def to_ratings(estimator, X, *, reset):
                          "Ratings(item, rater, label).") from None
 
 
-def fit_classes(estimator, labels, scale=None):
+def fit_classes(estimator, labels, scale=None, check_count=True):
     """Set ``estimator.classes_`` from its ``classes`` parameter, else the
     ``scale`` (the categories of a categorical label column), else the
     labels seen (any array holding every label); checked against the
-    model's ``_min_classes``.
+    model's ``_min_classes`` (:func:`check_class_count`) unless
+    ``check_count=False``: a fit with known labels ``y`` checks once their
+    labels have joined the classes.
 
     Returns the codes of ``labels`` into ``classes_`` when the classes were
     counted from them (small integer labels: found in the same passes),
@@ -1174,6 +1176,13 @@ def fit_classes(estimator, labels, scale=None):
             estimator.classes_, codes = _unique_labels(labels, codes=True)
         except TypeError:
             raise ValueError("Labels must all be of one type (numbers or strings).") from None
+    if check_count:
+        check_class_count(estimator)
+    return codes
+
+
+def check_class_count(estimator):
+    """Refuse fewer classes than the model's ``_min_classes``; warn of one."""
     classes = estimator.classes_
     name = type(estimator).__name__
     if len(classes) < estimator._min_classes:
@@ -1188,7 +1197,6 @@ def fit_classes(estimator, labels, scale=None):
             "every item will get it. Pass classes=[...] to name the scale.",
             UserWarning,
         )
-    return codes
 
 
 def _check_class_order(estimator):
@@ -1292,7 +1300,7 @@ def map_raters(ratings, fitted_ids, model_name, unknown_raters="error"):
 _EMPTY_FORMS = {"long": "a long-form table with no rows", "ratings": "a Ratings with no items"}
 
 
-def encode(estimator, X, *, reset, allow_empty=False):
+def encode(estimator, X, *, reset, allow_empty=False, check_count=True):
     """The input boundary: any accepted ``X`` as :class:`RatingData`.
 
     With ``reset=True`` (fit) this sets ``classes_``, ``n_features_in_`` and
@@ -1305,6 +1313,8 @@ def encode(estimator, X, *, reset, allow_empty=False):
     An ``X`` without items is a ValueError (``fit`` says it has no ratings);
     ``allow_empty=True`` is for the Dask path, which builds the empty
     results of empty partitions and its meta from the in-memory code.
+    ``check_count=False`` leaves the count of classes to the caller (a fit
+    with known labels, which can add classes: :func:`fit_classes`).
     """
     ratings, form, scale = to_ratings(estimator, X, reset=reset)
     if not reset and not allow_empty and len(ratings) == 0:
@@ -1333,7 +1343,7 @@ def encode(estimator, X, *, reset, allow_empty=False):
             raise ValueError(NO_RATINGS)
         labels = _check_wide_labels(ratings.label) if (
             form == "wide" and estimator.classes is None and scale is None) else ratings.label
-        codes = fit_classes(estimator, labels, scale)
+        codes = fit_classes(estimator, labels, scale, check_count)
         if labels is not ratings.label:
             codes = None
     elif form in ("long", "ratings"):

@@ -158,9 +158,55 @@ def test_categories_of_a_categorical_y_name_the_scale(method):
     assert getattr(DawidSkene(), method)(df, unknown).classes_.tolist() == [0, 1, 2]
     assert getattr(DawidSkene(classes=[0, 1]), method)(df, y).classes_.tolist() == [0, 1]
     words = pd.Series(pd.Categorical([None] * 3, categories=["x", "y"]), index=[1, 2, 3])
-    # (fit and partial_fit word the mismatch as they do for y's labels)
-    with pytest.raises(ValueError, match="different types|all be of one type"):
+    with pytest.raises(ValueError, match="y and of the ratings are of different types"):
         getattr(DawidSkene(), method)(df, words)
+
+
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_labels_of_y_join_the_categories_of_a_categorical_label_column(method):
+    """fit and a stream's first batch read y's labels alike when the label
+    column is categorical: they join its categories.  Before, partial_fit
+    took the categories alone and refused y ("y: Label 2.0 is not one of
+    the classes [0, 1]") where fit gave the classes [0, 1, 2]."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": ["a", "b"] * 3,
+                       "label": pd.Categorical([0, 1, 0, 0, 1, 1], categories=[0, 1])})
+    model = getattr(DawidSkene(), method)(df, pd.Series([2], index=[3]))
+    assert model.classes_.tolist() == [0, 1, 2]
+    assert model.predict(df).loc[3] == 2
+
+
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_a_class_only_y_knows_counts_before_the_one_class_checks(method):
+    """Ratings of one class with y naming a second: the model has two
+    classes, so neither the one-class warning nor (IRT3PL, which needs two)
+    the refusal applies.  Before, fit warned "The ratings contain only one
+    class (0); every item will get it" with classes_ [0, 1], and IRT3PL's
+    fit refused the data."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": ["a", "b"] * 3, "label": [0] * 6})
+    y = pd.Series([1], index=[2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert getattr(DawidSkene(), method)(df, y).classes_.tolist() == [0, 1]
+    if method == "fit":
+        assert IRT3PL(n_init=1, max_iter=5).fit(df, y).classes_.tolist() == [0, 1]
+    # without y the warning (and IRT3PL's refusal) stand
+    with pytest.warns(UserWarning, match="only one class"):
+        getattr(DawidSkene(), method)(df)
+    with pytest.raises(ValueError, match="IRT3PL needs at least 2 classes"):
+        IRT3PL().fit(df)
+
+
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_a_label_of_y_outside_the_classes_is_named_as_given(method):
+    """y with a missing value arrives as floats; the error names the label
+    2 as the user wrote it, not 2.0."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "rater": ["a", "b"] * 3,
+                       "label": [0, 1, 0, 0, 1, 1]})
+    with pytest.raises(ValueError, match=r"y: Label 2 is not one of the classes \[0, 1\]"):
+        getattr(DawidSkene(classes=[0, 1]), method)(df, pd.Series([2, None], index=[3, 1]))
 
 
 @pytest.mark.parametrize("y, message", [
@@ -180,7 +226,7 @@ def test_bad_y_is_a_clear_error(y, message):
 
 def test_y_outside_declared_classes():
     X = np.array([[0, 1], [1, 1], [0, 0]], dtype=float)
-    with pytest.raises(ValueError, match="y: Label 2.0 is not one of the classes"):
+    with pytest.raises(ValueError, match="y: Label 2 is not one of the classes"):
         DawidSkene(classes=[0, 1]).fit(X, [2, np.nan, np.nan])
 
 
