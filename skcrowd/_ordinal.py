@@ -504,14 +504,6 @@ class OrdinalMixture(CrowdModel):
     def _predict_from_items(self, items):
         return items["mu"]
 
-    def _expected_failed_checks(self):
-        return {
-            "check_estimator_sparse_tag": (
-                "the check's sparse X stores only the value 1: a one-level scale, "
-                "which an ordinal model rejects (sparse input itself is tested)"
-            ),
-        }
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.string = False
