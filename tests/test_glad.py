@@ -128,6 +128,42 @@ def test_item_step_finds_map_b_and_posterior(n_classes):
     np.testing.assert_allclose(fused, ref, rtol=1e-12, atol=1e-12)
 
 
+# Two items of TREC 2010 at GLAD's fitted abilities (K = 4, uniform π): each
+# has two modes in b, and the better mode's grid maximum is the lower one.
+_TWO_MODE_ITEMS = [
+    ([-0.6372368654299246, -1.3181982163029378, -0.7598627480202942,
+      -0.07542021178853947, -0.1991232275963118], [1, 3, 1, 3, 1]),
+    ([-1.3181982163029378, -0.13151858189422075, -0.994432441450511,
+      -0.2075012548515695, -0.2697687747172507], [3, 3, 3, 3, 3]),
+]
+
+
+@pytest.mark.parametrize("alpha, label", _TWO_MODE_ITEMS)
+def test_item_search_ascends_from_both_grid_maxima(alpha, label):
+    """The search ran its second ascent only when that grid maximum's
+    value beat the first ascent's mode; here it does not, yet its mode is
+    the better one, so predict ended in the poorer mode (b = 1.570 and
+    1.809, where the MAP is 0.484 and -0.273) and disagreed with
+    fit_predict on these items of TREC 2010."""
+    alpha = np.asarray(alpha)
+    label = np.asarray(label, dtype=np.int32)
+    rater = np.arange(len(alpha), dtype=np.int32)
+    log_prior = np.log(np.full(4, 0.25))
+    item_ptr = np.array([0, len(label)], dtype=np.int64)
+    log_beta = np.zeros(1)
+    grid = 1.0 + 0.75 * np.arange(-8, 9)  # GLAD's: the prior mean ± 6 sd
+    kernels.item_step(item_ptr, rater, label, alpha, log_prior, np.zeros((0, 4)), 1.0, 1.0, 0,
+                      1e-9, grid, log_beta, np.empty(1), np.empty((1, 4)), np.empty(1),
+                      np.empty((0, len(alpha), 4)), np.empty(len(label)))
+    f = lambda x: ref_item_objective(rater, label, alpha, log_prior, x, 1.0, 1.0)  # noqa: E731
+    fine = np.linspace(-5, 7, 4801)
+    values = np.array([f(x) for x in fine])
+    # two modes, the grid's better maximum leading to the poorer one
+    assert np.sum((values[1:-1] > values[:-2]) & (values[1:-1] > values[2:])) == 2
+    assert f(log_beta[0]) >= values.max() - 1e-9
+    assert abs(log_beta[0] - fine[values.argmax()]) < 5e-3
+
+
 def test_item_marginal_matches_adaptive_quadrature():
     item_ptr, rater, label, alpha, log_prior = small_problem(3, n_classes=3)
     n_items = len(item_ptr) - 1

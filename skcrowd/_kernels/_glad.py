@@ -321,10 +321,11 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
     safeguarded Newton steps from the warm start ``log_beta[i]`` (skipped
     when ``max_steps`` is 0), and Newton ascents to convergence from the two
     best local maxima of the log posterior on ``grid`` (:func:`grid_maxima`;
-    skipped when ``grid`` is empty, and from a grid point no better than
-    the warm candidate).  The warm candidate keeps the fit's objective from
-    decreasing; the search finds the best mode wherever the grid reaches
-    its basin, as a function of (α, π) alone, so that fit and predict agree.
+    skipped when ``grid`` is empty), both always: the second grid maximum
+    can lie below the first's mode and still lead to a higher one.  The
+    warm candidate keeps the fit's objective from decreasing; the
+    search finds the best mode wherever the grid reaches its basin, as a
+    function of (α, π) alone, so that fit and predict agree.
 
     Parameters
     ----------
@@ -395,13 +396,17 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
                                     log_km1, b_mean, b_precision, max_steps, step_tol,
                                     class_terms, class_counts, weights, sigma)
             if grid.shape[0] > 0:
-                # Ascend from the grid's two best local maxima, unless the
-                # grid value is no better than the warm candidate already is.
+                # Ascend from the grid's two best local maxima, both always:
+                # a mode whose grid value is below the best candidate so far
+                # can still end above it (TREC 2010, item 3020: grid values
+                # -7.278 and -7.291, modes -7.2632 and -7.2601), and skipping
+                # its ascent left predict in the poorer mode where the fit's
+                # warm candidate had the better one.
                 first, first_value, second, second_value = grid_maxima(
                     start, stop, rater, label, alpha, item_prior, log_km1, b_mean,
                     b_precision, grid, grid_beta, class_counts, grid_terms, grid_values)
-                for g, grid_value in ((first, first_value), (second, second_value)):
-                    if g >= 0 and grid_value > value:
+                for g in (first, second):
+                    if g >= 0:
                         trial_b, trial_value = fit_item(
                             start, stop, rater, label, alpha, item_prior, grid[g], log_km1,
                             b_mean, b_precision, SEARCH_STEPS, step_tol, class_terms,
