@@ -61,32 +61,23 @@ search over each b_i, ``GLAD._final_step``), as the shipped fit does.
 """
 
 import argparse
+import os
+import sys
 import time
-import warnings
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.special import expit
-from sklearn.exceptions import ConvergenceWarning
 
-import skcrowd._glad as glad_module
-from skcrowd import GLAD, datasets
-from skcrowd._base import _Run
+sys.path.insert(0, os.path.dirname(__file__))
+from _newton import from_reduced, reduced, safeguarded_newton, timed_fit_predict  # noqa: E402
+
+import skcrowd._glad as glad_module  # noqa: E402
+from skcrowd import GLAD, datasets  # noqa: E402
+from skcrowd._base import _Run  # noqa: E402
 
 SETS = ("bluebirds", "caries", "dog", "rte", "trec2010", "web")
-
-
-def _reduced(pi):
-    log = np.log(pi)
-    return log[:-1] - log[-1]
-
-
-def _from_reduced(eta):
-    full = np.append(eta, 0.0)
-    full -= full.max()
-    e = np.exp(full)
-    return e / e.sum()
 
 
 def _learns_prior(model, data):
@@ -191,7 +182,7 @@ def newton_point(model, data, state, damped=False):
     J = data.n_raters
     new = dict(params, alpha=alpha + step_g[:J], log_beta=b + step_b)
     if _learns_prior(model, data):
-        new["class_prior"] = _from_reduced(_reduced(pi) + step_g[J:])
+        new["class_prior"] = from_reduced(reduced(pi) + step_g[J:])
     return new, lam
 
 
@@ -216,7 +207,7 @@ def check_derivatives(seed=0, learn=False):
     def unpack(x):
         p = dict(state.params, alpha=x[:J], log_beta=x[J + L:].copy())
         if learn:
-            p["class_prior"] = _from_reduced(x[J:J + L])
+            p["class_prior"] = from_reduced(x[J:J + L])
         return p
 
     def evaluate(x):
@@ -239,7 +230,7 @@ def check_derivatives(seed=0, learn=False):
         hessian = -np.block([[n_gg, n_gb.toarray()], [n_gb.toarray().T, np.diag(d_b)]])
         return np.concatenate([g_g, g_b]), hessian
 
-    x0 = np.concatenate([alpha, _reduced(pi) if learn else [], b])
+    x0 = np.concatenate([alpha, reduced(pi) if learn else [], b])
     gradient, hessian = analytic(x0)
     h = 1e-5
     unit = np.eye(len(x0))
@@ -263,28 +254,16 @@ def newton_fit(ratings, tol, max_iter=1000, damped=False):
     model = GLAD(tol=tol)
     data = model._prepare(model._encode(ratings, reset=True))
     params = model._init_params(data, np.random.RandomState(0), 0)
-    state = model._evaluate(data, params)
-    passes, n_newton, n_indefinite, history, algebra = 0, 0, 0, [state.objective], 0.0
-    converged = False
-    while passes < max_iter and not converged:
-        start = time.perf_counter()
+    n_indefinite = 0
+
+    def point(state):
+        nonlocal n_indefinite
         trial, lam = newton_point(model, data, state, damped)
-        algebra += time.perf_counter() - start
         n_indefinite += trial is None or lam > 0
-        if trial is not None:
-            candidate = model._evaluate(data, trial)
-            passes += 1
-            if np.isfinite(candidate.objective) and candidate.objective >= state.objective:
-                converged = candidate.objective - state.objective < tol
-                state = candidate
-                history.append(state.objective)
-                n_newton += 1
-                continue
-        new = model._evaluate(data, model._global_update(data, state.params, state.stats))
-        passes += 1
-        converged = abs(new.objective - state.objective) < tol
-        state = new
-        history.append(state.objective)
+        return trial
+
+    state, passes, n_newton, history, algebra, converged = safeguarded_newton(
+        model, data, model._evaluate(data, params), tol, max_iter, point)
     run = _Run(state.params, state.items, history, passes, converged, n_newton, 0.0)
     run = model._final_step(data, run)
     model._set_fitted(data, run.params, run.items)
@@ -293,12 +272,7 @@ def newton_fit(ratings, tol, max_iter=1000, damped=False):
 
 
 def _timed_fit(ratings, **params):
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model = GLAD(max_iter=20000, **params)
-        labels = np.asarray(model.fit_predict(ratings))
-    return model, labels, time.perf_counter() - start
+    return timed_fit_predict(GLAD, ratings, **params)
 
 
 def cost(name, repeat=7):
@@ -368,13 +342,14 @@ def main():
             model, passes, n_newton, n_indefinite, history, labels, algebra = \
                 newton_fit(ratings, tol, damped=args.damped)
             newton_s = time.perf_counter() - start
-            if np.any(np.diff(history) < 0):
+            # the final item pass re-sums every item's terms: rounding of
+            # order 1e-16 there, hence the tests' relative tolerance
+            if np.any(np.diff(history) < -1e-12 * np.abs(history[1:])):
                 raise AssertionError("the kept objective fell")
             # signed: > 0 when the Newton fit ends higher than the plain fit
             rel = (history[-1] - plain.lower_bound_) / abs(plain.lower_bound_)
             diff = np.abs(model.rater_ability_ - plain.rater_ability_).max()
-            # against the plain fit's own fitted labels (fit_predict): on
-            # TREC these differ from plain.predict on 4 items
+            # against the plain fit's own fitted labels (fit_predict)
             same = np.array_equal(labels, plain_labels)
             counts = f"{plain.n_iter_} / {squarem.n_iter_} / {passes}"
             seconds = f"{plain_s:.3f} / {squarem_s:.3f} / {newton_s:.2f} ({algebra:.2f})"

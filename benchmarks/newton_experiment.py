@@ -36,30 +36,20 @@ than ``tol``.
 """
 
 import argparse
+import os
+import sys
 import time
-import warnings
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import DawidSkene, datasets
+sys.path.insert(0, os.path.dirname(__file__))
+from _newton import from_reduced, reduced, safeguarded_newton, timed_fit_predict  # noqa: E402
+
+from skcrowd import DawidSkene, datasets  # noqa: E402
 
 SETS = ("bluebirds", "caries", "dog", "rte", "trec2010", "web")
-
-
-def _reduced(theta):
-    """Reduced softmax coordinates of the last axis: log θ_l - log θ_K."""
-    log = np.log(theta)
-    return (log[..., :-1] - log[..., -1:])
-
-
-def _from_reduced(eta):
-    full = np.concatenate([eta, np.zeros(eta.shape[:-1] + (1,))], axis=-1)
-    full -= full.max(axis=-1, keepdims=True)
-    e = np.exp(full)
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _row_hessian(theta):
@@ -81,9 +71,9 @@ def newton_point(model, data, params, items, stats):
     except np.linalg.LinAlgError:
         return None, float(np.linalg.norm(gradient))
     step = scipy.linalg.cho_solve(factor, gradient)
-    eta_rows = _reduced(theta) + step[:n_rows].reshape(J, K, L)
-    eta_pi = _reduced(pi) + step[n_rows:]
-    new = {"confusion": _from_reduced(eta_rows), "class_prior": _from_reduced(eta_pi)}
+    eta_rows = reduced(theta) + step[:n_rows].reshape(J, K, L)
+    eta_pi = reduced(pi) + step[n_rows:]
+    new = {"confusion": from_reduced(eta_rows), "class_prior": from_reduced(eta_pi)}
     return new, float(np.linalg.norm(gradient))
 
 
@@ -152,16 +142,16 @@ def check_derivatives(seed=0):
     state = model._evaluate(data, params)
     J, K = data.n_raters, data.n_classes
     L = K - 1
-    x0 = np.concatenate([_reduced(params["confusion"]).ravel(), _reduced(params["class_prior"])])
+    x0 = np.concatenate([reduced(params["confusion"]).ravel(), reduced(params["class_prior"])])
 
     def log_posterior(x):
-        p = {"confusion": _from_reduced(x[:J * K * L].reshape(J, K, L)),
-             "class_prior": _from_reduced(x[J * K * L:])}
+        p = {"confusion": from_reduced(x[:J * K * L].reshape(J, K, L)),
+             "class_prior": from_reduced(x[J * K * L:])}
         return model._evaluate(data, p).objective * data.n_items
 
     def gradient_at(x):
-        p = {"confusion": _from_reduced(x[:J * K * L].reshape(J, K, L)),
-             "class_prior": _from_reduced(x[J * K * L:])}
+        p = {"confusion": from_reduced(x[:J * K * L].reshape(J, K, L)),
+             "class_prior": from_reduced(x[J * K * L:])}
         st = model._evaluate(data, p)
         return _gradient_and_hessian(model, data, p, st.items, st.stats)[0]
 
@@ -185,39 +175,16 @@ def newton_fit(ratings, tol, max_iter=1000):
     model = DawidSkene(tol=tol)
     data = model._prepare(model._encode(ratings, reset=True))
     params = model._init_params(data, np.random.RandomState(0), 0)
-    state = model._evaluate(data, params)
-    passes, n_newton, history, algebra = 0, 0, [state.objective], 0.0
-    converged = False
-    while passes < max_iter and not converged:
-        em = model._global_update(data, state.params, state.stats)
-        start = time.perf_counter()
-        trial = newton_point(model, data, state.params, state.items, state.stats)[0]
-        algebra += time.perf_counter() - start
-        if trial is not None:
-            candidate = model._evaluate(data, trial)
-            passes += 1
-            if np.isfinite(candidate.objective) and candidate.objective >= state.objective:
-                converged = candidate.objective - state.objective < tol
-                state = candidate
-                history.append(state.objective)
-                n_newton += 1
-                continue
-        new = model._evaluate(data, em)
-        passes += 1
-        converged = abs(new.objective - state.objective) < tol
-        state = new
-        history.append(state.objective)
+    state, passes, n_newton, history, algebra, _ = safeguarded_newton(
+        model, data, model._evaluate(data, params), tol, max_iter,
+        lambda state: newton_point(model, data, state.params, state.items, state.stats)[0])
     model._set_fitted(data, state.params, state.items)
     labels = model.classes_[state.items["proba"].argmax(axis=1)]
     return model, passes, n_newton, history, labels, algebra
 
 
 def _timed_fit(ratings, **params):
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model = DawidSkene(max_iter=20000, **params).fit(ratings)
-    return model, time.perf_counter() - start
+    return timed_fit_predict(DawidSkene, ratings, **params)
 
 
 def main():
@@ -240,8 +207,8 @@ def main():
     for name in args.sets.split(","):
         ratings = getattr(datasets, f"load_{name}")().ratings
         for tol in (float(t) for t in args.tol.split(",")):
-            plain, plain_s = _timed_fit(ratings, tol=tol, accelerate=False)
-            squarem, squarem_s = _timed_fit(ratings, tol=tol)
+            plain, plain_labels, plain_s = _timed_fit(ratings, tol=tol, accelerate=False)
+            squarem, _, squarem_s = _timed_fit(ratings, tol=tol)
             start = time.perf_counter()
             model, passes, n_newton, history, labels, algebra = newton_fit(ratings, tol)
             newton_s = time.perf_counter() - start
@@ -250,7 +217,7 @@ def main():
             rel = abs(history[-1] - plain.lower_bound_) / abs(plain.lower_bound_)
             diff = max(np.abs(model.confusion_ - plain.confusion_).max(),
                        np.abs(model.class_prior_ - plain.class_prior_).max())
-            same = np.array_equal(labels, np.asarray(plain.predict(ratings)))
+            same = np.array_equal(labels, plain_labels)
             counts = f"{plain.n_iter_} / {squarem.n_iter_} / {passes}"
             seconds = f"{plain_s:.3f} / {squarem_s:.3f} / {newton_s:.2f} ({algebra:.2f})"
             print(f"{name:10} {tol:6.0e} {counts:>18} {n_newton:5d} {rel:8.1e} {diff:8.1e} "

@@ -154,12 +154,13 @@ def _with_gold_labels(labels, gold_labels):
     return np.concatenate([labels, gold_labels])
 
 
-def _add_gold_classes(estimator, levels):
-    """Add the labels ``levels`` of known labels y (:func:`gold_levels`) to
-    ``estimator.classes_`` unless ``classes=`` names the scale; returns
-    whether the classes grew.  The same for fit and a stream's first batch,
-    whether the classes came from the labels or a categorical column's
-    categories."""
+def _add_gold_classes(estimator, y, labels):
+    """Add what the known labels ``y`` name (:func:`gold_levels`: its known
+    ``labels``, and a categorical y's categories) to ``estimator.classes_``
+    unless ``classes=`` names the scale; returns whether the classes grew.
+    The same for fit and a stream's first batch, whether the classes came
+    from the labels or a categorical column's categories."""
+    levels = gold_levels(y, labels)
     if estimator.classes is not None or not len(levels):
         return False
     if (estimator.classes_.dtype.kind == "O") != (levels.dtype.kind == "O"):
@@ -347,7 +348,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                                           else np.arange(data.n_items),
                                           ids_are_rows=data.form == "matrix")
         if reset:
-            if _add_gold_classes(self, gold_levels(y, labels)):
+            if _add_gold_classes(self, y, labels):
                 data.label = encode_labels(data.ratings.label, self.classes_)
                 data.n_classes = len(self.classes_)
                 data.__dict__.pop("cell", None)
@@ -1012,7 +1013,7 @@ class CrowdModel(CrowdEstimator):
             fit_classes(reader, ratings.label, scale, check_count=gold is None)
             if gold is not None:
                 # as fit: y's labels join the classes, also a scale's
-                _add_gold_classes(reader, gold_levels(y, gold[1]))
+                _add_gold_classes(reader, y, gold[1])
                 check_class_count(reader)
             known = ids
         else:

@@ -220,9 +220,8 @@ def grid_maxima(start, stop, rater, label, alpha, log_prior, log_km1, b_mean,
     One pass over the item's ratings fills every grid point's class
     log-likelihoods (``terms``, scratch of shape (n_grid, n_classes);
     ``grid_beta`` = exp(``grid``), ``values`` scratch of n_grid).
-    Returns ``(first, first_value, second, second_value)``: grid indices
-    (-1 when there is none) and values.  ``class_counts`` must hold the
-    item's label counts.
+    Returns ``(first, second)``: grid indices, best first (-1 when there
+    is none).  ``class_counts`` must hold the item's label counts.
     """
     n_grid = grid.shape[0]
     n_classes = log_prior.shape[0]
@@ -276,7 +275,7 @@ def grid_maxima(start, stop, rater, label, alpha, log_prior, log_km1, b_mean,
                 first, first_value = g, value
             elif value > second_value:
                 second, second_value = g, value
-    return first, first_value, second, second_value
+    return first, second
 
 
 @njit(cache=True, nogil=True)
@@ -402,7 +401,7 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
                 # -7.278 and -7.291, modes -7.2632 and -7.2601), and skipping
                 # its ascent left predict in the poorer mode where the fit's
                 # warm candidate had the better one.
-                first, first_value, second, second_value = grid_maxima(
+                first, second = grid_maxima(
                     start, stop, rater, label, alpha, item_prior, log_km1, b_mean,
                     b_precision, grid, grid_beta, class_counts, grid_terms, grid_values)
                 for g in (first, second):
