@@ -16,7 +16,7 @@ crowd-kit 1.4.2 side by side in the same process:
   (100k items x 5 ratings, 100 raters, K=5, 50 iterations) and ``python
   benchmarks/bench_glad.py --only synthetic`` (10k items x 5 ratings, 100
   raters, K=2, 50 iterations), on the project's 2-core machine (DawidSkene
-  quiet, load about 1; GLAD busy, load 4-6: crowd-kit's GLAD takes 11
+  quiet, load 0.6-1.1; GLAD busy, load 4-6: crowd-kit's GLAD takes 11
   minutes there).
 """
 
@@ -58,8 +58,8 @@ plt.show()
 # scale).  skcrowd's EM runs in numba kernels over the ratings; crowd-kit's
 # in pandas.
 workloads = ["DawidSkene\n100k items, K=5", "GLAD\n10k items, K=2"]
-skcrowd_seconds = [0.327, 0.579]  # 2 threads
-crowdkit_seconds = [16.600, 684.1]
+skcrowd_seconds = [0.242, 0.579]  # 2 threads
+crowdkit_seconds = [9.852, 684.1]
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 x = np.arange(len(workloads))
 ax.bar(x - 0.2, skcrowd_seconds, 0.4, label="skcrowd", color="tab:blue")

@@ -39,6 +39,24 @@ beside ours.
 """
 
 # %%
+# In short
+# --------
+# One model of the lattice: item difficulty with per-rater sensitivity and
+# specificity (tag "ab"), its posterior of the positive class, the raters,
+# and the two posterior predictive checks.
+from skcrowd import IRT3PL
+from skcrowd.checks import posterior_predictive_check
+from skcrowd.datasets import load_caries
+
+X = load_caries().ratings
+model = IRT3PL.from_tag("ab", random_state=0).fit(X)
+print(model.predict_proba(X)[:3, 1].round(3))  # P(caries), first X-rays
+print(model.rater_table().round(3))  # sensitivity, specificity per dentist
+check = posterior_predictive_check(model, X, n_replicates=200,
+                                   random_state=0)
+print(check.p_values)  # {"rater": ..., "ratings": ...}
+
+# %%
 import os
 import time
 import warnings

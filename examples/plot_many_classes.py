@@ -57,7 +57,8 @@ for crowd, data in crowds.items():
 # model of one pipeline step, beside MACE; five folds of items score each
 # candidate by the likelihood of the held-out items' ratings.
 grid = [{"model": [DawidSkene(**{k: v[0] for k, v in g.items()})]}
-        for g in dawid_skene_prior_grid(K)] + [{"model": [MACE(random_state=0)]}]
+        for g in dawid_skene_prior_grid(K)]
+grid += [{"model": [MACE(random_state=0)]}]
 for crowd, data in crowds.items():
     start = time.perf_counter()
     search = GridSearchCV(Pipeline([("model", DawidSkene())]), grid,

@@ -33,12 +33,13 @@ from skcrowd import GLAD, IRT3PL, DawidSkene
 from skcrowd.datasets import load_bluebirds
 
 warnings.simplefilter("ignore", ConvergenceWarning)
-birds = load_bluebirds()  # 108 images, 39 raters, every rater labels every image
+birds = load_bluebirds()  # 108 images, 39 raters, each labels every image
 pipe = Pipeline([("model", DawidSkene())])
 grid = [
     {"model": [DawidSkene()], "model__confusion": ["full", "one_coin"]},
     {"model": [GLAD()]},
-    {"model": [IRT3PL.from_tag("abc", random_state=0), IRT3PL.from_tag("ab", random_state=0)]},
+    {"model": [IRT3PL.from_tag("abc", random_state=0),
+               IRT3PL.from_tag("ab", random_state=0)]},
 ]
 start = time.perf_counter()
 search = GridSearchCV(pipe, grid, cv=KFold(5, shuffle=True, random_state=0))

@@ -50,6 +50,30 @@ print("five most accurate workers:", model.rater_ids_[best],
       model.rater_accuracy_[best].round(3))
 
 # %%
+# The same from a long DataFrame
+# ------------------------------
+# A crowd platform exports one row per rating.  Such a DataFrame (columns
+# ``item``, ``rater``, ``label``, or crowd-kit's ``task``, ``worker``,
+# ``label``) goes straight into every model, and the results come back
+# indexed by your item and rater ids.  This is the README's quick start.
+import pandas as pd
+
+from skcrowd import DawidSkene
+from skcrowd.datasets import load_rte
+
+data = load_rte()                    # 800 items, 164 raters, 8,000 ratings
+df = data.ratings.to_long()          # columns item, rater, label
+model = DawidSkene().fit(df)
+truth = model.predict(df)            # a Series indexed by item id
+print(model.item_table(df).head(3))
+# the raters to look at first:
+print(model.rater_table().sort_values("accuracy").head(3))
+gold = pd.Series(data.gold, index=data.ratings.item_ids, name="gold")
+joined = gold.to_frame().join(truth)               # joined by item id
+# accuracy on the expert labels:
+print((joined["gold"] == joined["label"]).mean())
+
+# %%
 # How sure is the model, and did it converge?
 # -------------------------------------------
 # Most pairs are settled by their ten ratings (note the log scale); the few

@@ -4,10 +4,10 @@ counterpart of ``newton_experiment.py``).
 
 Run::
 
-    PYTHONPATH=. python benchmarks/glad_newton_experiment.py --check
-    PYTHONPATH=. python benchmarks/glad_newton_experiment.py --sets dog,rte --tol 1e-12
-    PYTHONPATH=. python benchmarks/glad_newton_experiment.py --damped
-    PYTHONPATH=. python benchmarks/glad_newton_experiment.py --cost
+    PYTHONPATH=. python benchmarks/experiments/glad_newton_experiment.py --check
+    PYTHONPATH=. python benchmarks/experiments/glad_newton_experiment.py --sets dog,rte --tol 1e-12
+    PYTHONPATH=. python benchmarks/experiments/glad_newton_experiment.py --damped
+    PYTHONPATH=. python benchmarks/experiments/glad_newton_experiment.py --cost
 
 Results and conclusion: doc/acceleration.rst, "Newton steps for GLAD".
 

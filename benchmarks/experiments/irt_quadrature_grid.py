@@ -7,7 +7,7 @@ simulations (σ_β = 3 and 3.9, the recovery design of tests/test_irt.py and
 the same stretched by 1.3); the truth of make_irt's defaults.
 
 Run:
-    PYTHONPATH=. python benchmarks/irt_quadrature_grid.py
+    PYTHONPATH=. python benchmarks/experiments/irt_quadrature_grid.py
 """
 
 import warnings

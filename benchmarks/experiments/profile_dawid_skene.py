@@ -7,7 +7,7 @@ steps, global updates, objective; input encoding; the start; the fitted
 attributes), averaged over ``--repeats`` fits after one warm-up fit.
 
 Run (compare two checkouts by switching PYTHONPATH):
-    PYTHONPATH=. python benchmarks/profile_dawid_skene.py [--n-jobs 1]
+    PYTHONPATH=. python benchmarks/experiments/profile_dawid_skene.py [--n-jobs 1]
 """
 
 import argparse
@@ -18,7 +18,8 @@ import sys
 import time
 import warnings
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))  # benchmarks/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _synthetic import make_ds_long  # noqa: E402
 
 from skcrowd import DawidSkene, Ratings  # noqa: E402

@@ -3,8 +3,8 @@ the fit loop, counted in passes over the data on the shipped sets.
 
 Run::
 
-    PYTHONPATH=. python benchmarks/anderson_experiment.py
-    PYTHONPATH=. python benchmarks/anderson_experiment.py --models DawidSkene,GLAD --tol 1e-6
+    PYTHONPATH=. python benchmarks/experiments/anderson_experiment.py
+    PYTHONPATH=. python benchmarks/experiments/anderson_experiment.py --models DawidSkene,GLAD --tol 1e-6
 
 SQUAREM spends two plain passes for every extrapolated one.  Anderson
 acceleration (Anderson 1965; "type II" in Walker & Ni 2011) extrapolates at

@@ -3,8 +3,8 @@ the losing ones, and does SQUAREM cut the passes without changing the result?
 
 Run::
 
-    PYTHONPATH=. python benchmarks/ordinal_restarts.py            # TREC and web
-    PYTHONPATH=. python benchmarks/ordinal_restarts.py --data trec --accelerate
+    PYTHONPATH=. python benchmarks/experiments/ordinal_restarts.py            # TREC and web
+    PYTHONPATH=. python benchmarks/experiments/ordinal_restarts.py --data trec --accelerate
 
 Sections, per data set (TREC 2010 with the paper's preprocessing; web):
 

@@ -4,19 +4,19 @@ rater per class.
 
 Run from the repository root::
 
-    python benchmarks/dawid_skene_prior_scan.py                  # both
-    python benchmarks/dawid_skene_prior_scan.py --only gold
-    python benchmarks/dawid_skene_prior_scan.py --only synthetic --seeds 5
-    python benchmarks/dawid_skene_prior_scan.py --only pooled --seeds 3
-    python benchmarks/dawid_skene_prior_scan.py --only hierarchical --seeds 3
-    python benchmarks/dawid_skene_prior_scan.py --only centred --seeds 3
-    python benchmarks/dawid_skene_prior_scan.py --only centred --seeds 3 --classes 8,10 \
+    python benchmarks/experiments/dawid_skene_prior_scan.py                  # both
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only gold
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only synthetic --seeds 5
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only pooled --seeds 3
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only hierarchical --seeds 3
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only centred --seeds 3
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only centred --seeds 3 --classes 8,10 \
         --kinds "marginal s=fit b=0 hard"
-    python benchmarks/dawid_skene_prior_scan.py --only mace-centred --seeds 3 --classes 8,10
-    python benchmarks/dawid_skene_prior_scan.py --only mace --seeds 3   # skcrowd's MACE
-    python benchmarks/dawid_skene_prior_scan.py --only raters   # raters' accuracy on gold
-    python benchmarks/dawid_skene_prior_scan.py --only evidence   # grid prior by the bound
-    python benchmarks/dawid_skene_prior_scan.py --only cv --seeds 3   # grid prior by held-out likelihood
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only mace-centred --seeds 3 --classes 8,10
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only mace --seeds 3   # skcrowd's MACE
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only raters   # raters' accuracy on gold
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only evidence   # grid prior by the bound
+    python benchmarks/experiments/dawid_skene_prior_scan.py --only cv --seeds 3   # grid prior by held-out likelihood
 
 A prior is (c, w): ``prior_correct`` = c pseudo-answers on the diagonal of
 each confusion row and ``prior_wrong`` = w pseudo-answers in all, split

@@ -3,8 +3,8 @@ posterior, counted in passes over the data on the shipped sets.
 
 Run::
 
-    PYTHONPATH=. python benchmarks/newton_experiment.py
-    PYTHONPATH=. python benchmarks/newton_experiment.py --sets dog,rte --tol 1e-12 --check
+    PYTHONPATH=. python benchmarks/experiments/newton_experiment.py
+    PYTHONPATH=. python benchmarks/experiments/newton_experiment.py --sets dog,rte --tol 1e-12 --check
 
 Issue 13 asks for at most half the plain passes on every shipped set, and
 two-point extrapolation (SQUAREM, Anderson) does not get there on sets that
