@@ -90,6 +90,8 @@ html_title = f"skcrowd {release}"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
+    # The performance page's wide table gets the right sidebar's width.
+    "secondary_sidebar_items": {"**": ["page-toc"], "performance": []},
 }
 # The left sidebar lists a page's siblings in the API reference and the
 # gallery.  On the top-level guide pages the theme's section navigation would
