@@ -4,7 +4,7 @@ methods and the scikit-learn tags.
 :class:`CrowdEstimator` turns any accepted ``X`` into :class:`RatingData`
 and implements ``predict`` / ``predict_proba`` / ``transform`` /
 ``score_samples`` / ``score`` / ``sample`` on top of one per-item hook.
-:class:`CrowdModel` adds the iterative fit loop of DESIGN §5: a local step over
+:class:`CrowdModel` adds the iterative fit loop (``doc/architecture.rst``): a local step over
 items, a sum of sufficient statistics, a global update of the rater parameters
 and an objective that must never decrease, with restarts and convergence
 monitoring in the style of :class:`sklearn.mixture.GaussianMixture`.
@@ -596,8 +596,9 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         """Label codes of simulated ratings on the design of ``data``."""
 
     def _reject_fit_params(self, fit_params):
-        """A clear error for fit arguments this model does not take (never a
-        private method's name: issue 11, bug 5)."""
+        """A clear error for fit arguments this model does not take, naming
+        the public ``fit`` (an unknown keyword must not surface as a
+        TypeError from some private method it was passed on to)."""
         if fit_params:
             raise TypeError(
                 f"{type(self).__name__}.fit got unexpected arguments "
@@ -636,7 +637,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                 # (a cold fit would ignore it silently)
                 raise ValueError("warm_start=True after a fit is not supported with a dask "
                                  "DataFrame: set warm_start=False (a cold fit).")
-            # The fit loop over the workers' partitions (DESIGN §9); the
+            # The fit loop over the workers' partitions; the
             # training items' states stay there until the fit ends. The fit
             # parameters name columns on Dask (_dask_columns).
             data = _dask.encode_frame(self, X, **fit_params)
@@ -830,7 +831,7 @@ or Ratings, or a long-form DataFrame
 
 
 class CrowdModel(CrowdEstimator):
-    """Base class of the iterative models: owns the fit loop (DESIGN §5).
+    """Base class of the iterative models: owns the fit loop.
 
     A subclass fills the hooks
 
@@ -1206,7 +1207,7 @@ class CrowdModel(CrowdEstimator):
             return None, data.local_stats(self, params)
         return self._local_step(data, params)
 
-    # -- acceleration hooks (DESIGN §5) ---------------------------------------
+    # -- acceleration hooks -------------------------------------------------
     def _params_to_vector(self, params):
         """The global parameters as one unconstrained vector (log, logit or
         log-softmax coordinates), or None when the model is not accelerated.

@@ -1,5 +1,5 @@
 """GLAD (Whitehill et al. 2009): rater ability times item difficulty, fitted
-by MAP-EM with Newton steps (multi-class form, DESIGN §6.3)."""
+by MAP-EM with Newton steps (multi-class form)."""
 
 from numbers import Integral, Real
 
@@ -186,8 +186,8 @@ class GLAD(CrowdModel):
         "alpha_prior_std": [Interval(Real, 1e-100, 1e100, closed="both")],
         # Beyond these, β = exp(b) spans e^±600 within 6 prior standard
         # deviations of the mean (the search grid's reach): b is not
-        # identified and exp(±b) overflows (issue 11, bug 3; a mean of 1e4
-        # gave a NaN ridge step).
+        # identified and exp(±b) overflows (a mean of 1e4 gave a NaN ridge
+        # step).
         "b_prior_mean": [Interval(Real, -100, 100, closed="both")],
         "b_prior_std": [Interval(Real, 1e-100, 100, closed="both")],
         "prior_class": [Interval(Real, 0, None, closed="left")],
@@ -391,7 +391,7 @@ class GLAD(CrowdModel):
     def _final_step(self, data, run):
         """The fitted items: one more item pass at the best run's α and π,
         from the same warm starts as its last pass, with the global search
-        over each b_i that predict runs (issue 11, bug 2).  The warm
+        over each b_i that predict runs (so fit_predict equals predict).  The warm
         candidate is the last pass's own b_i, so the objective cannot fall;
         its value ends ``objective_history_``.  On Dask the items stay on the
         workers: ``fit_predict`` is ``predict`` there, and no pass is added."""
@@ -572,7 +572,7 @@ class GLAD(CrowdModel):
         """Per item: log marginal likelihood with b_i integrated over its
         prior, and the posterior weight of each quadrature node."""
         # scipy's rule stays accurate for any number of nodes (numpy's
-        # hermgauss returns NaN weights from ~400 nodes: issue 11, bug 3);
+        # hermgauss returns NaN weights from ~400 nodes);
         # the far nodes whose weights underflow to 0 are left out.
         x, w = roots_hermite(self.n_quadrature)
         x, w = x[w > 0], w[w > 0]

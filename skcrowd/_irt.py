@@ -1,17 +1,18 @@
 """IRT3PL: Carpenter's item-difficulty rating model and its reduction lattice,
-fitted by marginal maximum likelihood (DESIGN §6.5).
+fitted by marginal maximum likelihood (Carpenter 2024, "Crowdsourcing with
+Difficulty").
 
 For item i with true class z_i ~ Bernoulli(π) and rater j, the probability
 that the rating is correct (equals z_i) is
 
     λ_i + (1 - λ_i) σ(δ_i (α^k_j - β_i)),   k = sens if z_i = 1, spec if z_i = 0,
 
-the seed's IRT-3PL rating model (its "Generating ratings" equations; the
+Carpenter's IRT-3PL rating model (its "Generating ratings" equations; the
 reduced z = 0 formula printed there has a typo: it is α^spec).  The item
 effects (β_i, log δ_i, logit λ_i) are random effects with a normal
 population distribution whose scales are estimated; they and z_i are
 integrated out per item on a tensor Gauss–Hermite grid (Bock–Aitkin EM with
-the roles of IRT swapped).  Raters and π are MAP under the seed's priors,
+the roles of IRT swapped).  Raters and π are MAP under Carpenter's priors,
 one Newton step per rater per iteration.
 """
 
@@ -30,7 +31,7 @@ from ._kernels import _irt as kernels
 
 __all__ = ["IRT3PL", "lattice", "lattice_grid"]
 
-#: The five reductions of the seed, tag letter -> (flag, value when reduced).
+#: The five reductions of Carpenter's lattice, tag letter -> (flag, value when reduced).
 REDUCTIONS = {
     "a": ("guessing", False),
     "b": ("discrimination", False),
@@ -39,20 +40,20 @@ REDUCTIONS = {
     "e": ("rater_effects", False),
 }
 
-#: The 18 models of the seed's tables (its order of the caries table).
+#: The 18 models of Carpenter's tables (its order of the caries table).
 LATTICE_TAGS = (
     "abcde", "abcd", "abce", "abde", "abc", "abd", "acd", "bcd", "ab",
     "ac", "ad", "bc", "bd", "cd", "a", "c", "d", "full",
 )
 
-# Seed priors (stan/*.stan of the seed's repository).
+# Carpenter's priors (the stan/*.stan models of the paper's repository).
 ALPHA_SENS_PRIOR = (1.0, 2.0)  # alpha_sens ~ normal(1, 2)
 ALPHA_SPEC_PRIOR = (2.0, 2.0)  # alpha_spec ~ normal(2, 2)
 ALPHA_ACC_PRIOR = (1.0, 2.0)  # alpha_acc ~ normal(1, 2)  (models with D)
-# Item population at the seed's priors: beta ~ normal(0, 1),
+# Item population at Carpenter's priors: beta ~ normal(0, 1),
 # delta ~ lognormal(0, 0.25), lambda ~ beta(2, 2) matched by a logit-normal
 # with the same mean and log-odds variance (2 psi'(2) = 1.2899).
-SEED_ITEM_PRIOR = {
+PAPER_ITEM_PRIOR = {
     "difficulty_scale": 1.0,
     "discrimination_scale": 0.25,
     "guessing_mean": 0.0,
@@ -66,7 +67,7 @@ HYPER_BOUNDS = {
     "guessing_scale": (np.log(0.05), np.log(5.0)),
 }
 DS_START_GUESSING_MEAN = float(np.log(0.05 / 0.95))
-HYPER_PRIOR_SD = 1.0  # weak N(seed value, 1) on each log scale and on the mean
+HYPER_PRIOR_SD = 1.0  # weak N(paper's value, 1) on each log scale and on the mean
 #: The population hyperparameters of each item-effect dimension.
 HYPER_OF_DIM = {
     "difficulty": ("difficulty_scale",),
@@ -106,7 +107,8 @@ def _tag_params(tag):
 
 
 def lattice():
-    """The 18 models of the seed's tables as ``(tag, params)`` pairs.
+    """The 18 models of Carpenter's tables (Crowdsourcing with Difficulty)
+    as ``(tag, params)`` pairs.
 
     ``params`` is a dict of the five reduction flags, so that
     ``IRT3PL(**params)`` is the model of that tag.
@@ -126,7 +128,7 @@ def lattice_grid(tags=None):
     """The lattice as a ``param_grid`` for :class:`~sklearn.model_selection.GridSearchCV`.
 
     One dict per model, each value a one-element list, so that the grid
-    holds exactly the seed's 18 models (not all 32 flag combinations).
+    holds exactly Carpenter's 18 models (not all 32 flag combinations).
 
     Parameters
     ----------
@@ -155,12 +157,13 @@ class IRT3PL(CrowdModel):
     Binary ratings only.  Rater j has log-odds sensitivity α^sens_j and
     specificity α^spec_j, kept above the spam line α^sens + α^spec > 0 by
     reparametrisation; item i has a difficulty β_i, a discrimination δ_i > 0
-    and a guessing probability λ_i.  The five flags switch off the seed's
+    and a guessing probability λ_i (Carpenter 2024, "Crowdsourcing with
+    Difficulty").  The five flags switch off that paper's
     reductions A–E; :meth:`from_tag` builds a model from its tag and
-    :func:`lattice` lists the 18 models of the seed.
+    :func:`lattice` lists its 18 models.
 
     Item effects are random: β ~ N(0, σ_β²), log δ ~ N(0, σ_δ²),
-    logit λ ~ N(μ_λ, σ_λ²), starting at the seed's priors and estimated
+    logit λ ~ N(μ_λ, σ_λ²), starting at the paper's priors and estimated
     unless ``learn_item_prior=False``.  Per item, z and the item effects are
     integrated out on a tensor Gauss–Hermite grid, so ``score_samples`` is
     the marginal likelihood up to quadrature.  Items with identical rating
@@ -180,12 +183,12 @@ class IRT3PL(CrowdModel):
     rater_effects : bool, default=True
         Rater-specific parameters (False: reduction E, one set shared by
         every rater).  With neither rater effects nor sens/spec but with
-        difficulty (the seed's ABDE) the accuracy is not identified apart
-        from the difficulty; as in the seed, α = 0 and π = 1 are pinned.
+        difficulty (Carpenter's ABDE) the accuracy is not identified apart
+        from the difficulty; as in the paper, α = 0 and π = 1 are pinned.
     learn_item_prior : bool, default=True
         Estimate the item-population scales (and the guessing mean) by
-        marginal ML under weak N(seed value, 1) hyperpriors on their logs;
-        False holds them at the seed's priors.
+        marginal ML under weak N(paper's value, 1) hyperpriors on their logs;
+        False holds them at the paper's priors.
     n_quadrature : int, default=None
         Gauss–Hermite nodes in every active item-effect dimension (the grid
         has ``n_quadrature ** n_dims`` nodes).  None uses 21 difficulty, 5
@@ -203,9 +206,10 @@ class IRT3PL(CrowdModel):
     tol : float, default=1e-6
         Stop when the marginal log posterior per item changes by less.
     init : {"seed", "dawid_skene"}, default="seed"
-        Start of the first restart: the seed's prior means (α^sens = 1,
-        α^spec = 2, π = 0.5, item population at the seed's priors) or a
-        Dawid–Skene fit (with a low guessing population when it is learned).
+        Start of the first restart: ``"seed"``, the prior means of Carpenter's
+        paper (α^sens = 1, α^spec = 2, π = 0.5, item population at its
+        priors), or a Dawid–Skene fit (with a low guessing population when it
+        is learned).
         The second restart uses the other start.
     n_init : int, default=2
         Restarts; after the two starts above, further restarts perturb the
@@ -244,7 +248,7 @@ class IRT3PL(CrowdModel):
     See Also
     --------
     DawidSkene : the ABC model, fitted by EM on the confusion matrices.
-    skcrowd.checks.posterior_predictive_check : the seed's model checks.
+    skcrowd.checks.posterior_predictive_check : the paper's model checks.
 
     Examples
     --------
@@ -318,7 +322,8 @@ class IRT3PL(CrowdModel):
 
     @classmethod
     def from_tag(cls, tag, **params):
-        """The lattice model of a seed tag ("full", "a", "ab", ..., "abcde").
+        """The model of a tag of Carpenter's lattice ("full", "a", "ab", ...,
+        "abcde").
 
         Further keyword arguments are passed to the constructor.
         """
@@ -326,7 +331,7 @@ class IRT3PL(CrowdModel):
 
     @property
     def tag(self):
-        """The seed's tag of this configuration ("full" when nothing is reduced)."""
+        """Carpenter's lattice tag of this configuration ("full" when nothing is reduced)."""
         letters = "".join(c for c, (flag, _) in REDUCTIONS.items() if not getattr(self, flag))
         return letters or "full"
 
@@ -347,7 +352,7 @@ class IRT3PL(CrowdModel):
         if self.sens_spec:
             return "sens_spec"
         if not self.rater_effects and self.difficulty:
-            return "none"  # the seed's ABDE: alpha = 0, pi = 1
+            return "none"  # Carpenter's ABDE: alpha = 0, pi = 1
         return "one"
 
     def _rater_layout(self):
@@ -397,7 +402,7 @@ class IRT3PL(CrowdModel):
     # -- the model's math -----------------------------------------------------
     def _init_params(self, data, rng, restart):
         J = data.n_raters
-        hyper = dict(SEED_ITEM_PRIOR)
+        hyper = dict(PAPER_ITEM_PRIOR)
         mode = self._rater_mode()
         sens = np.full(J, ALPHA_SENS_PRIOR[0])
         spec = np.full(J, ALPHA_SPEC_PRIOR[0])
@@ -411,8 +416,8 @@ class IRT3PL(CrowdModel):
         if start == 1:
             sens, spec, prior = self._dawid_skene_start(data, mode)
             # Dawid–Skene has no guessing: start the guessing population low
-            # (mean λ ≈ 0.05) rather than at the seed's Beta(2, 2) (mean 0.5).
-            # With learn_item_prior=False the population stays at the seed's.
+            # (mean λ ≈ 0.05) rather than at the paper's Beta(2, 2) (mean 0.5).
+            # With learn_item_prior=False the population stays at the paper's.
             if self.learn_item_prior:
                 hyper["guessing_mean"] = DS_START_GUESSING_MEAN
         elif start >= 2:
@@ -704,7 +709,7 @@ class IRT3PL(CrowdModel):
                 key = (min(coord[k], coord[l]), max(coord[k], coord[l]))
                 hess[k, l] = hess[l, k] = node_hess[pair[key]] @ (first[k] * first[l])
             hess[k, k] += node_grad[coord[k]] @ second[k]
-        seed = _hyper_vector(names, SEED_ITEM_PRIOR)
+        seed = _hyper_vector(names, PAPER_ITEM_PRIOR)
         value = float(node_value.sum()) + _hyper_log_prior(names, vec)
         grad -= (np.asarray(vec) - seed) / HYPER_PRIOR_SD**2
         hess -= np.eye(n) / HYPER_PRIOR_SD**2
@@ -893,7 +898,7 @@ class IRT3PL(CrowdModel):
         self._fit_token = object()
 
     def _fitted_params(self):
-        hyper = dict(SEED_ITEM_PRIOR)
+        hyper = dict(PAPER_ITEM_PRIOR)
         hyper.update(self.item_prior_)
         return {
             "alpha_sens": self.alpha_sens_,
@@ -905,7 +910,8 @@ class IRT3PL(CrowdModel):
     # -- simulation -----------------------------------------------------------
     def _sample_labels(self, data, rng):
         """z from the class prior, item effects from each item's posterior
-        (z summed out), rater parameters plugged in (DESIGN §6.6)."""
+        (z summed out), rater parameters plugged in (as Carpenter's predictive
+        checks replicate ratings)."""
         pat = _patterns(data)
         cache = data.__dict__.get("_irt_sample_cache")
         if cache is None or cache[0] is not self._fit_token:
@@ -987,14 +993,14 @@ def _hyper_vector(names, hyper):
 
 
 def _hyper_from_vector(names, vec):
-    hyper = dict(SEED_ITEM_PRIOR)
+    hyper = dict(PAPER_ITEM_PRIOR)
     for n, x in zip(names, vec):
         hyper[n] = float(x) if n == "guessing_mean" else float(np.exp(x))
     return hyper
 
 
 def _hyper_log_prior(names, vec):
-    seed = _hyper_vector(names, SEED_ITEM_PRIOR)
+    seed = _hyper_vector(names, PAPER_ITEM_PRIOR)
     return float(-0.5 * np.sum(((np.asarray(vec) - seed) / HYPER_PRIOR_SD) ** 2))
 
 

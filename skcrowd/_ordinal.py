@@ -121,7 +121,7 @@ class OrdinalMixture(CrowdModel):
     thresholded into the bins [b_{k-1}, b_k) of the scale; otherwise it is
     *spam*, drawn from π (uniform) whatever the item.  τ_n ~ Gamma(α, β) is
     the rater's precision, δ_c ~ Gamma(φ, η) the inverse difficulty of the
-    item's category.  Variational Bayes (factorisation of eq. 2 of the seed,
+    item's category.  Variational Bayes (factorisation of eq. 2 of the paper,
     updates of eq. 4 with the exact mean-field update for ω) maximises a
     lower bound F on the log marginal likelihood, computed every iteration;
     ε (eq. 5) and (α, β) are type-II maximum likelihood.
@@ -136,7 +136,7 @@ class OrdinalMixture(CrowdModel):
     link : {"ordinal", "gaussian"}, default="ordinal"
         ``"ordinal"``: ratings are thresholded latent Gaussians.
         ``"gaussian"``: the rating value itself is the observed x (the
-        ablation of the seed's Fig. 3), with a uniform rounding error over
+        ablation of the paper's Fig. 3), with a uniform rounding error over
         its bin (variance width²/12, Sheppard's correction; without it the
         precision of a rater whose integer ratings match the item means
         grows without bound); the spam component is then the uniform
@@ -860,7 +860,8 @@ class OrdinalMixture(CrowdModel):
     def _params_to_vector(self, params):
         """log of the gamma shapes and rates of q(τ), of (α, β) and of a
         shared q(δ).  ε and the items' q(z) are not extrapolated: ε = 0 and
-        ε = 1 are absorbing (DESIGN §6.4) and an extrapolation in logit ε
+        ε = 1 are absorbing (the update of eq. 5 of Lakshminarayanan & Teh
+        2013 keeps them) and an extrapolation in logit ε
         carries raters there or out of there, into another local optimum
         of F; they follow by plain updates from the extrapolated rest."""
         parts = [np.log(params["tau_shape"]), np.log(params["tau_rate"]),
@@ -1078,7 +1079,7 @@ class OrdinalMixture(CrowdModel):
                 lower[0], upper[-1] = -np.inf, np.inf
             # The Gaussian link keeps the finite outer bins: its probability of
             # a level is density x bin width and its spam density is π_r over
-            # the width, so an infinite width gives inf - inf (bug 1 of issue 11).
+            # the width, so an infinite width would give inf - inf (a NaN score).
             eps = self.rater_reliability_ if self.spam else np.ones(self.n_features_in_)
             loglik = np.empty(data.n_items)
             kernels.item_loglik(
@@ -1166,7 +1167,7 @@ def _gamma_rule(n, shape):
     matrix of the Laguerre polynomials L^(shape-1) (diagonal 2i + shape,
     off-diagonal √(i (i + shape - 1))).  scipy's ``roots_genlaguerre``
     returns weights scaled by Γ(shape), which overflow from shape ≈ 171
-    (``score_samples`` was inf with ``difficulty_shape=1e4``, issue 11)."""
+    (``score_samples`` would be inf with ``difficulty_shape=1e4``)."""
     i = np.arange(n)
     nodes, vectors = eigh_tridiagonal(2.0 * i + shape, np.sqrt(i[1:] * (i[1:] + shape - 1.0)))
     # For a shape far from 1 (1e-30, 1e200) the rule is one node at the

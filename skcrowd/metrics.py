@@ -390,8 +390,8 @@ def ndcg(y_true, y_pred, groups, *, gain="exponential", k=None):
 
 
 def ordinal_scores(y_true, y_pred, groups=None, **ndcg_params):
-    """The three metrics of the seed's Table 1 as a dict: ``mse``,
-    ``correlation`` and (when ``groups`` is given) ``ndcg``.
+    """The three metrics of Table 1 of Lakshminarayanan & Teh (2013) as a
+    dict: ``mse``, ``correlation`` and (when ``groups`` is given) ``ndcg``.
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """OrdinalMixture: kernels against numpy/scipy references, the variational
-bound, parameter recovery, the API with groups, bad input, and the seed's
-TREC claims."""
+bound, parameter recovery, the API with groups, bad input, and the TREC
+claims of Lakshminarayanan & Teh (2013)."""
 
 import threading
 import warnings
@@ -766,7 +766,7 @@ def test_wrong_groups_length_at_predict(small):
         model.predict(small.X, groups=small.groups[:-1])
 
 
-# -- TREC 2010: the seed's claims ---------------------------------------------------------
+# -- TREC 2010: the paper's claims --------------------------------------------------------
 def test_trec_paper_preprocessing(trec):
     r = trec.ratings
     assert r.n_ratings == 91_783
@@ -854,7 +854,7 @@ def _gamma_kl_ref(shape, rate, prior_shape, prior_rate):
 
 
 def _ordinal_bound(model, R, groups=None):
-    """F (DESIGN §6.4) at the fitted rater factors q(τ_n), ε_n, (α, β),
+    """F (Lakshminarayanan & Teh 2013) at the fitted rater factors q(τ_n), ε_n, (α, β),
     q(δ) and the items' q(z_m) = N(item_mean_, item_std_²), with q(x | y=1)
     and ω at their optimal coordinate updates:
 
