@@ -8,8 +8,9 @@ from scipy.special import expit, roots_hermite
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import CrowdModel, has_gold, numba_threads
-from ._dask import DaskRatingData
+from ._backend import of as backend_of, on_workers
 from ._kernels import _glad as kernels
+from ._mixins import OnlineEMMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
 
 __all__ = ["GLAD"]
@@ -28,7 +29,7 @@ _SEARCH_POINTS = 17
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 
 
-class GLAD(CrowdModel):
+class GLAD(OnlineEMMixin, WarmStartMixin, CrowdModel):
     """GLAD: each rater has an ability, each item a difficulty.
 
     Item i has a true class z_i ~ Cat(π) and an inverse difficulty
@@ -258,11 +259,7 @@ class GLAD(CrowdModel):
             alpha = np.ones(data.n_raters)
             if has_gold(data):
                 alpha = self._qualification(data)
-            if isinstance(data, DaskRatingData):
-                n = data.n_partitions
-                counts = data.map_sum(_label_counts, [K] * n)["counts"]
-            else:
-                counts = np.bincount(data.label, minlength=K)
+            counts = backend_of(data).sum_stats(data, _label_counts, K)["counts"]
             shares = counts + 1.0
             prior = shares / shares.sum()
         else:
@@ -270,7 +267,7 @@ class GLAD(CrowdModel):
             prior = rng.dirichlet(np.ones(K))
         fixed = self._fixed_prior(K)
         params = {"alpha": alpha, "class_prior": prior if fixed is None else fixed}
-        if not isinstance(data, DaskRatingData):  # on Dask the workers hold b
+        if not on_workers(data):  # on Dask the workers hold b
             params["log_beta"] = np.full(data.n_items, float(self.b_prior_mean))
         return params
 
@@ -395,7 +392,7 @@ class GLAD(CrowdModel):
         candidate is the last pass's own b_i, so the objective cannot fall;
         its value ends ``objective_history_``.  On Dask the items stay on the
         workers: ``fit_predict`` is ``predict`` there, and no pass is added."""
-        if isinstance(data, DaskRatingData) or run.items is None:
+        if on_workers(data) or run.items is None:
             return run
         items = self._items(data, run.params, search=True)
         stats = {"loglik_total": items["loglik"].sum(),
@@ -624,5 +621,5 @@ def _normal_log_kernel(x, mean, std):
 
 
 def _label_counts(data, n_classes):
-    """A dask partition's ratings per label (module level: pickled)."""
+    """The ratings per label (of a partition on Dask; module level: pickled)."""
     return {"counts": np.bincount(data.label, minlength=n_classes)}

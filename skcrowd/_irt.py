@@ -17,6 +17,7 @@ one Newton step per rater per iteration.
 """
 
 import warnings
+import weakref
 from functools import lru_cache
 from numbers import Integral
 
@@ -25,11 +26,18 @@ from scipy.special import expit, log_expit, logit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel
-from ._dask import DaskRatingData
+from ._base import CrowdModel, fit_encoded
+from ._backend import on_workers
 from ._kernels import _irt as kernels
+from ._mixins import WarmStartMixin
 
 __all__ = ["IRT3PL", "lattice", "lattice_grid"]
+
+#: Derived from each encoded ratings object while it lives (it is never
+#: written on): its rating patterns (:func:`_patterns`) and, for ``sample``,
+#: the fitted model's node tables.
+_PATTERNS = weakref.WeakKeyDictionary()
+_SAMPLE_TABLES = weakref.WeakKeyDictionary()
 
 #: The five reductions of Carpenter's lattice, tag letter -> (flag, value when reduced).
 REDUCTIONS = {
@@ -151,7 +159,7 @@ def lattice_grid(tags=None):
     return [{k: [v] for k, v in _tag_params(t).items()} for t in chosen]
 
 
-class IRT3PL(CrowdModel):
+class IRT3PL(WarmStartMixin, CrowdModel):
     """Item-difficulty rating model (IRT 3PL with sensitivity/specificity).
 
     Binary ratings only.  Rater j has log-odds sensitivity α^sens_j and
@@ -464,10 +472,9 @@ class IRT3PL(CrowdModel):
     def _dawid_skene_start(self, data, mode):
         from ._dawid_skene import DawidSkene
 
-        ds = DawidSkene(max_iter=50, tol=1e-6)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            ds._fit_encoded(data)
+            ds = fit_encoded(DawidSkene(max_iter=50, tol=1e-6), data)
         sens = logit(np.clip(ds.confusion_[:, 1, 1], 0.02, 0.98))
         spec = logit(np.clip(ds.confusion_[:, 0, 0], 0.02, 0.98))
         if mode == "one":
@@ -774,7 +781,7 @@ class IRT3PL(CrowdModel):
         if not self.rater_effects:
             sens, spec = np.full(J, sens[0]), np.full(J, spec[0])
         tabled = None
-        if terms is not None and not isinstance(data, DaskRatingData):
+        if terms is not None and not on_workers(data):
             # The terms at the new parameters: the next local step's rating
             # log table and the next global update's start (the workers of a
             # dask fit would be sent them, so they are not kept there).
@@ -800,7 +807,7 @@ class IRT3PL(CrowdModel):
         # of an iteration is large and threads would contend for the GIL.  A
         # dask fit's local steps run on the cluster: its restarts run in turn.
         M = len(self._grid()[1])
-        return (not isinstance(data, DaskRatingData)
+        return (not on_workers(data)
                 and len(_patterns(data)["rater"]) * 2 * M > PARALLEL_WORK)
 
     def _single_thread(self, params, alone):
@@ -913,7 +920,7 @@ class IRT3PL(CrowdModel):
         (z summed out), rater parameters plugged in (as Carpenter's predictive
         checks replicate ratings)."""
         pat = _patterns(data)
-        cache = data.__dict__.get("_irt_sample_cache")
+        cache = _SAMPLE_TABLES.get(data)
         if cache is None or cache[0] is not self._fit_token:
             params = self._fitted_params()
             grid = self._grid()
@@ -932,7 +939,7 @@ class IRT3PL(CrowdModel):
             flat = (cdf + np.arange(len(cdf))[:, None]).ravel()
             p_positive = np.exp(table[:, 1, :])
             cache = (self._fit_token, flat, M, p_positive)
-            data.__dict__["_irt_sample_cache"] = cache
+            _SAMPLE_TABLES[data] = cache
         _, flat, M, p_positive = cache
         of = pat["of_item"]
         z = (rng.random(data.n_items) < self.class_prior_[1]).astype(np.int64)
@@ -1034,9 +1041,11 @@ def _check_binary(data):
 
 def _patterns(data):
     """Items with the same ratings (same raters, same labels) grouped into
-    patterns, cached on ``data``.  Integrating a pattern once and weighting
-    it by its count is exact (caries: 3,869 items, 32 patterns)."""
-    cached = data.__dict__.get("_irt_patterns")
+    patterns, computed once per encoded ``data`` (kept beside it, in
+    ``_PATTERNS``, while it lives: the encoded ratings are not written on).
+    Integrating a pattern once and weighting it by its count is exact
+    (caries: 3,869 items, 32 patterns)."""
+    cached = _PATTERNS.get(data)
     if cached is not None:
         return cached
     item, rater, label, ptr = data.item, data.rater, data.label, data.item_ptr
@@ -1076,7 +1085,7 @@ def _patterns(data):
         "count": np.bincount(of_item, minlength=len(first)).astype(np.float64),
         "of_item": of_item,
     }
-    data.__dict__["_irt_patterns"] = result
+    _PATTERNS[data] = result
     return result
 
 

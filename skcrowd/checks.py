@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import CrowdEstimator
+from ._base import CrowdEstimator, encode_for, sample_label_codes
 from ._baselines import MajorityVote
 from ._ratings import check_positive_int, encode_labels, to_ratings
 
@@ -176,13 +176,12 @@ def posterior_predictive_check(model, X, *, n_replicates=1000, random_state=None
 
     if isinstance(model, CrowdEstimator):
         # Encode once and draw label codes directly: no re-encoding per replicate.
-        data = model._encode(X, reset=False)
-        model = model._with_unknown_raters(data)
+        data, model = encode_for(model, X)
         item, rater, codes = data.item, data.rater, data.label
         n_items, n_raters, n_classes = data.n_items, data.n_raters, data.n_classes
 
         def replicate():
-            return model._sample_labels(data, rng)
+            return sample_label_codes(model, data, rng)
     else:
         ratings = _read_ratings(X)
         classes = np.unique(ratings.label)
