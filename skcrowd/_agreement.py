@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 from scipy.special import xlogy
 
+from ._base import encode_for, per_item_result, rating_weights, with_population_rater
 from ._baselines import MajorityVote
 from ._ratings import aligned_by_id
 
@@ -32,7 +33,7 @@ def _encode(X, classes=None):
         # "only one class: every item will get it" is about predictions
         warnings.simplefilter("ignore", UserWarning)
         try:
-            return reader._encode(X, reset=True), reader
+            return encode_for(reader, X, fit=True)
         except ValueError as error:  # the reader is ours, not the user's model
             raise ValueError(str(error).replace(" by MajorityVote", "")) from None
 
@@ -278,14 +279,7 @@ def _tidy(model, data, values, by, name):
     a Series indexed by item (rater) id when the model returns pandas for
     this input (long-form DataFrame, or ``set_output(transform="pandas")``),
     else the array."""
-    if not model._pandas_results(data):
-        return values
-    import pandas as pd
-    if by == "item":
-        index = model._item_index(data)
-    else:
-        index = pd.Index(model.rater_ids_, name="rater")
-    return pd.Series(values, index=index, name=name)
+    return per_item_result(model, data, values, name, by_rater=by != "item")
 
 
 def _skills(model, skills, data):
@@ -306,21 +300,22 @@ def _skills(model, skills, data):
     elif hasattr(model, "rater_accuracy_"):
         # the model's population rater has its own accuracy (MACE's is not
         # the mean of the raters' accuracies)
-        return np.asarray(model._with_unknown_raters(data).rater_accuracy_, dtype=np.float64)
+        return np.asarray(with_population_rater(model, data).rater_accuracy_,
+                          dtype=np.float64)
     elif isinstance(model, MajorityVote):
         skills = np.ones(n_raters)
     else:
         raise ValueError(f"{type(model).__name__} has no rater_accuracy_; pass skills=[...] "
                          "(one probability of a right answer per rater).")
     if data.n_raters > n_raters:
-        skills = np.append(skills, np.average(skills, weights=model._rating_weights()))
+        skills = np.append(skills, np.average(skills, weights=rating_weights(model)))
     return skills
 
 
 def _one_coin_weights(model, X, skills):
     """Per rating, the weight of each class under the one-coin model: the
     rater's skill s on the given label, (1 - s) / (K - 1) on each other."""
-    data = model._encode(X, reset=False)
+    data, _ = encode_for(model, X)
     K = data.n_classes
     s = _skills(model, skills, data)[data.rater]
     weights = np.repeat(((1 - s) / max(K - 1, 1))[:, None], K, axis=1)

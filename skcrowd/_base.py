@@ -4,22 +4,18 @@ methods and the scikit-learn tags.
 :class:`CrowdEstimator` turns any accepted ``X`` into :class:`RatingData`
 and implements ``predict`` / ``predict_proba`` / ``transform`` /
 ``score_samples`` / ``score`` / ``sample`` on top of one per-item hook.
-:class:`CrowdModel` adds the iterative fit loop of DESIGN §5: a local step over
+:class:`CrowdModel` adds the iterative fit loop (``doc/architecture.rst``): a local step over
 items, a sum of sufficient statistics, a global update of the rater parameters
 and an objective that must never decrease, with restarts and convergence
 monitoring in the style of :class:`sklearn.mixture.GaussianMixture`.
 """
 
 import copy
-import sys
-import threading
 import warnings
 from abc import abstractmethod
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from numbers import Integral, Real
 from time import perf_counter
-from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -28,17 +24,16 @@ from scipy.special import ndtri
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
-from . import _dask
+from . import _backend
 from ._kernels._common import count_codes, row_argmax
-from ._ratings import (NO_RATINGS, RatingData, Ratings, _unique_codes, check_class_count,
-                       check_classes, check_not_a_column_of, check_not_a_rating_column, encode,
-                       encode_labels, fit_classes, gold_levels, gold_per_item, import_pandas,
-                       long_columns, set_raters, show, to_ratings)
+from ._loop import ConvergenceMonitor, Progress, Squarem, em_loop, run_restarts
+from ._loop import Run as _Run
+from ._loop import State as _State
+from ._ratings import Ratings, encode, import_pandas, long_columns
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -145,45 +140,55 @@ def draw_categorical(probabilities, rng):
     return np.minimum(draws, probabilities.shape[1] - 1).astype(np.int32)
 
 
-def _with_gold_labels(labels, gold_labels):
-    """The ratings' labels and y's, for the classes: integral gold values
-    keep integer ratings' dtype (y arrives as floats when it has NaN)."""
-    if (labels.dtype.kind in "iu" and gold_labels.dtype.kind == "f"
-            and np.all(gold_labels == np.round(gold_labels))):
-        gold_labels = gold_labels.astype(labels.dtype)
-    return np.concatenate([labels, gold_labels])
+def fit_encoded(model, data):
+    """``model`` fitted on ratings already encoded for another model's fit
+    (``data``, with that fit's raters, classes and known labels): the start
+    of one model from another's fit, e.g. IRT3PL from Dawid–Skene.  The
+    estimator's public ``fit`` would encode the ratings again, possibly with
+    other codes."""
+    model._fit_encoded(data)
+    return model
 
 
-def _add_gold_classes(estimator, y, labels):
-    """Add what the known labels ``y`` name (:func:`gold_levels`: its known
-    ``labels``, and a categorical y's categories) to ``estimator.classes_``
-    unless ``classes=`` names the scale; returns whether the classes grew.
-    The same for fit and a stream's first batch, whether the classes came
-    from the labels or a categorical column's categories."""
-    levels = gold_levels(y, labels)
-    if estimator.classes is not None or not len(levels):
-        return False
-    if (estimator.classes_.dtype.kind == "O") != (levels.dtype.kind == "O"):
-        raise ValueError("The labels of y and of the ratings are of different types "
-                         "(numbers and strings).")
-    union = np.unique(_with_gold_labels(estimator.classes_, levels))
-    if len(union) == len(estimator.classes_):
-        return False
-    estimator.classes_ = union
-    return True
+# -- the base's protocol for the tools on fitted models (metrics, checks,
+# active learning, agreement): what predict does, step by step ------------
+def encode_for(model, X, *, fit=False):
+    """``X`` encoded as the fitted ``model``'s ``predict`` encodes it (with
+    ``fit=True``: as its ``fit`` does, setting ``classes_`` and the raters),
+    and the model to run on it: itself, or a copy with the population rater
+    when ``X`` has raters not seen in fit."""
+    data = model._encode(X, reset=fit)
+    return data, (model if fit else with_population_rater(model, data))
 
 
-def _set_gold(data, positions, labels, classes):
-    """``data.gold``: the class code of each item's known label (-1: not
-    known), from :func:`gold_per_item`'s ``positions`` and ``labels``."""
-    data.gold = np.full(data.n_items, -1, dtype=np.int32)
-    # integral floats (y with NaN) as the classes' integers: an error then
-    # names the label 2, not 2.0
-    labels = _with_gold_labels(classes[:0], labels)
-    try:
-        data.gold[positions] = encode_labels(labels, classes)
-    except ValueError as error:
-        raise ValueError(f"y: {error}") from None
+def with_population_rater(model, data):
+    """``model``, or (when the encoded ``data`` has raters not seen in fit)
+    a copy whose per-rater attributes have the population rater appended."""
+    return model._with_unknown_raters(data)
+
+
+def sample_label_codes(model, data, rng):
+    """Label codes of ratings simulated by ``model`` on the design of the
+    encoded ``data`` (:meth:`CrowdEstimator.sample` without the output)."""
+    return model._sample_labels(data, rng)
+
+
+def rating_weights(model):
+    """Each fitted rater's number of ratings in fit (the weights of the
+    population rater)."""
+    return model._rating_weights()
+
+
+def per_item_result(model, data, values, name, by_rater=False):
+    """Per-item (``by_rater``: per-rater) ``values`` as ``model`` returns
+    results for the input ``data`` was encoded from: a Series named
+    ``name`` indexed by item (rater) id for long-form input or pandas
+    output, else the array."""
+    if not model._pandas_results(data):
+        return values
+    pd = import_pandas("pandas output")
+    index = pd.Index(model.rater_ids_, name="rater") if by_rater else model._item_index(data)
+    return pd.Series(values, index=index, name=name)
 
 
 def has_gold(data):
@@ -201,111 +206,6 @@ def apply_evidence(posterior, data):
         posterior[known] = 0.0
         posterior[known, data.gold[known]] = 1.0
     return posterior
-
-
-class _State(NamedTuple):
-    """The loop's state after one pass over the data at ``params``."""
-
-    params: dict
-    items: dict
-    stats: dict
-    objective: float
-
-
-class _Run(NamedTuple):
-    """The end of one restart."""
-
-    params: dict
-    items: dict
-    history: list
-    n_iter: int
-    converged: bool
-    n_extrapolated: int
-    seconds: float
-    #: where the loop stood (to go on from it: screened restarts) and the
-    #: SQUAREM longest step there
-    state: object = None
-    step_max: float = 1.0
-
-
-class Progress:
-    """Live progress lines of a fit, tagged and safe to call from threads.
-
-    ``verbose=1`` prints a line when each restart starts and ends, and one
-    iteration line at most every ``every`` seconds of a restart (a long fit
-    is never silent); ``verbose=2`` prints every iteration.  Each line names
-    the model and the restart and ends with the seconds since the fit
-    started; a lock keeps lines from restarts in different threads whole,
-    and each is flushed as soon as it is written.
-
-    Parameters
-    ----------
-    name : str
-        The model's name, the start of every tag.
-    verbose : int
-        0 prints nothing.
-    n_init : int
-        Number of restarts (shown in the tag).
-    every : float, default=10.0
-        With ``verbose=1``: seconds between iteration lines of one restart.
-    stream : file-like, default=None
-        Where to write; ``None`` is ``sys.stdout`` at the time of writing.
-
-    Examples
-    --------
-    >>> from skcrowd._base import Progress
-    >>> progress = Progress("DawidSkene", verbose=2, n_init=1)
-    >>> progress.iteration(0, 3, -1.25, 0.01, None)  # doctest: +ELLIPSIS
-    [DawidSkene restart 1/1] iteration 3  objective -1.25  change 0.01  (...s)
-    """
-
-    def __init__(self, name, verbose, n_init, every=10.0, stream=None):
-        self.name = name
-        self.verbose = int(verbose)
-        self.n_init = n_init
-        self.every = every
-        self.stream = stream
-        self.started = perf_counter()
-        self._lock = threading.Lock()
-        self._last = {}
-
-    def _write(self, restart, text):
-        line = (f"[{self.name} restart {restart + 1}/{self.n_init}] {text}  "
-                f"({perf_counter() - self.started:.2f}s)")
-        with self._lock:
-            print(line, file=self.stream or sys.stdout, flush=True)
-
-    def begin(self, restart):
-        """A restart starts."""
-        if self.verbose:
-            self._last[restart] = perf_counter()
-            self._write(restart, "started")
-
-    def iteration(self, restart, n_iter, objective, change, restart_started,
-                  extrapolated=None):
-        """Iteration ``n_iter`` (a pass over the data) reached ``objective``;
-        ``extrapolated`` is the step length of an accepted SQUAREM step."""
-        if not self.verbose:
-            return
-        now = perf_counter()
-        if self.verbose < 2:
-            if now - self._last.get(restart, now) < self.every:
-                return
-            self._last[restart] = now
-        kind = "" if extrapolated is None else f"  extrapolated (step {-extrapolated:.3g})"
-        self._write(restart, f"iteration {n_iter}  objective {objective:.8g}  "
-                             f"change {change:.3g}{kind}")
-
-    def end(self, restart, run, screened=False):
-        """A restart ended with ``run`` (``screened``: stopped after the
-        screening iterations, not continued)."""
-        if self.verbose:
-            state = "converged" if run.converged else "did not converge"
-            if screened and not run.converged:
-                state = "screened"
-            extra = (f" ({run.n_extrapolated} extrapolated)" if run.n_extrapolated else "")
-            self._write(restart, f"{state} after {run.n_iter} iterations{extra} in "
-                                 f"{run.seconds:.2f}s, objective {run.history[-1]:.8g}")
 
 
 class CrowdEstimator(TransformerMixin, BaseEstimator):
@@ -330,31 +230,9 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
 
     # -- input ----------------------------------------------------------------
     def _encode(self, X, reset, y=None, allow_empty=False):
-        """``X`` as :class:`RatingData`, through the data layer (every input
-        form, missing values, rater ids and label encoding live there).
-
-        With ``reset=True`` (fit) this sets ``classes_``, ``n_features_in_``
-        and ``rater_ids_``; otherwise it checks ``X`` against them.  ``y``
-        (fit only): the known true labels, stored as ``data.gold`` (see
-        :func:`gold_per_item`); their labels count among the classes.
-        """
-        data = encode(self, X, reset=reset, allow_empty=allow_empty,
-                      check_count=y is None or not reset)
-        if y is None:
-            return data
-        # the known labels (fit): their labels count among the classes
-        check_not_a_rating_column(y, data, "y")
-        positions, labels = gold_per_item(y, data.item_ids if data.item_ids is not None
-                                          else np.arange(data.n_items),
-                                          ids_are_rows=data.form == "matrix")
-        if reset:
-            if _add_gold_classes(self, y, labels):
-                data.label = encode_labels(data.ratings.label, self.classes_)
-                data.n_classes = len(self.classes_)
-                data.__dict__.pop("cell", None)
-            check_class_count(self)
-        _set_gold(data, positions, labels, self.classes_)
-        return data
+        """``X`` (and a fit's known labels ``y``) as :class:`RatingData`,
+        through the input boundary :func:`~skcrowd._ratings.encode`."""
+        return encode(self, X, reset=reset, y=y, allow_empty=allow_empty)
 
     def _as_output(self, X, data, codes):
         """Ratings with new label codes, in the form of the input ``X``."""
@@ -429,8 +307,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         or ``"loglik"`` (score_samples); ``params`` go to the model's
         item inference (e.g. OrdinalMixture's ``groups``)."""
         check_is_fitted(self)
-        if _dask.is_dask_frame(X):
-            return _dask.infer_frame(self, X, what)
+        if _backend.for_input(X).distributed:
+            return self._infer_distributed(X, what, **params)
         data = self._encode(X, reset=False)
         model = self._with_unknown_raters(data)
         if what == "loglik":
@@ -543,17 +421,23 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         pd = import_pandas("item_table")
-        if _dask.is_dask_frame(X):
+        if _backend.for_input(X).distributed:
             # the in-memory table of each partition's items, as a dask
             # DataFrame (OrdinalMixture: groups names the group column)
-            groups = params.pop("groups", None) if hasattr(self, "_dask_infer") else None
-            if params:
-                raise TypeError(f"{type(self).__name__}.item_table got unexpected arguments "
-                                f"{sorted(params)}.")
-            if hasattr(self, "_dask_infer"):
-                return self._dask_infer(X, "table", groups)
-            return _dask.infer_frame(self, X, "table")
+            return self._infer_distributed(X, "table", **params)
         return self._item_table(X, **params)
+
+    def _infer_distributed(self, X, what, **params):
+        """Hook: per-item results ``what`` (``"label"``, ``"proba"``,
+        ``"loglik"``, ``"table"``) of a dask DataFrame ``X``, as dask
+        collections, through the backend.  ``params``: the model's per-item
+        arguments, which name columns of the frame there (OrdinalMixture's
+        ``groups``); a model without any refuses them."""
+        if params:
+            method = "item_table" if what == "table" else "predict"
+            raise TypeError(f"{type(self).__name__}.{method} got unexpected arguments "
+                            f"{sorted(params)}.")
+        return _backend.for_input(X).infer(self, X, what)
 
     def _item_table(self, X, allow_empty=False, **params):
         """:meth:`item_table` of in-memory ``X``; ``allow_empty`` for the
@@ -596,8 +480,9 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         """Label codes of simulated ratings on the design of ``data``."""
 
     def _reject_fit_params(self, fit_params):
-        """A clear error for fit arguments this model does not take (never a
-        private method's name: issue 11, bug 5)."""
+        """A clear error for fit arguments this model does not take, naming
+        the public ``fit`` (an unknown keyword must not surface as a
+        TypeError from some private method it was passed on to)."""
         if fit_params:
             raise TypeError(
                 f"{type(self).__name__}.fit got unexpected arguments "
@@ -628,7 +513,8 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         # A fit ends a partial_fit stream: the next partial_fit starts a new
         # one (its running statistics belong to the raters of the old one).
         self.__dict__.pop("_stepwise", None)
-        if _dask.is_dask_frame(X):
+        backend = _backend.for_input(X)
+        if backend.distributed:
             if y is not None or init_params is not None:
                 raise ValueError("Known labels y and init_params are not supported with a "
                                  "dask DataFrame.")
@@ -636,23 +522,24 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
                 # (a cold fit would ignore it silently)
                 raise ValueError("warm_start=True after a fit is not supported with a dask "
                                  "DataFrame: set warm_start=False (a cold fit).")
-            # The fit loop over the workers' partitions (DESIGN §9); the
+            # The fit loop over the workers' partitions; the
             # training items' states stay there until the fit ends. The fit
             # parameters name columns on Dask (_dask_columns).
-            data = _dask.encode_frame(self, X, **fit_params)
+            data = backend.encode(self, X, **fit_params)
             try:
                 self._fit_encoded(data, **fit_params)
             finally:
-                data.release()
+                backend.release(data)
             self._dask_iterations = data.iterations  # timings, for benchmarks
             return None, None
         start = self._start_state(init_params)  # before _encode resets rater_ids_
         data = self._encode(X, reset=True, y=y)
-        data.start = start
         # Ratings per rater: the rater table's n_ratings and the weights of
         # the population rater (unknown_raters="prior").
         self._rater_counts = np.zeros(self.n_features_in_, dtype=np.intp)
         count_codes(data.rater, self._rater_counts)
+        if start is not None:  # (only an iterative model has one)
+            fit_params["start"] = start
         return data, self._clamp(data, self._fit_encoded(data, **fit_params))
 
     def _start_state(self, init_params):
@@ -789,8 +676,12 @@ or Ratings, or a long-form DataFrame
         Because this is a probability of the same observed ratings for every
         model, cross-validated scores compare across models.
         """
-        scores = self.score_samples(X)
-        if _dask.is_dask_frame(X):
+        return self._mean_score(X, self.score_samples(X))
+
+    @staticmethod
+    def _mean_score(X, scores):
+        """The mean of ``score_samples(X)`` (computed, for a dask DataFrame)."""
+        if _backend.for_input(X).distributed:
             return float(scores.mean().compute())
         return float(np.mean(scores))
 
@@ -811,7 +702,7 @@ or Ratings, or a long-form DataFrame
             where ``X`` has no rating.
         """
         check_is_fitted(self)
-        if _dask.is_dask_frame(X):
+        if _backend.for_input(X).distributed:
             raise ValueError("sample does not take a dask DataFrame; sample a Ratings or "
                              "a matrix (for example one partition).")
         data = self._encode(X, reset=False)
@@ -830,29 +721,26 @@ or Ratings, or a long-form DataFrame
 
 
 class CrowdModel(CrowdEstimator):
-    """Base class of the iterative models: owns the fit loop (DESIGN §5).
+    """Base class of the iterative models: owns the fit loop.
 
-    A subclass fills the hooks
+    The loop (:func:`~skcrowd._loop.em_loop`, one restart) alternates a
+    local step over the items and a global update of the rater parameters
+    from the summed statistics, monitors an objective that must never
+    decrease, and ends every restart with a local step at its final
+    parameters, so that ``fit_predict(X)`` equals ``fit(X).predict(X)``.
+    A subclass implements the abstract hooks below; each hook's docstring
+    is its contract (inputs, outputs, invariants), and ``doc/architecture.rst``
+    lists them with a checklist for adding a model.
 
-    - ``_init_params(data, rng, restart)`` -> global (rater) parameters;
-    - ``_local_step(data, params)`` -> ``(items, stats)``: per-item state
-      (a dict with ``"proba"`` and ``"loglik"``) and the sufficient statistics
-      the items contribute (a dict of arrays that sum over blocks of items);
-    - ``_global_update(data, params, stats)`` -> new global parameters;
-    - ``_objective(data, params, items, stats)`` -> the objective at the
-      current state (log posterior, ELBO ...), which must never decrease;
-    - ``_set_fitted(data, params, items)`` and ``_fitted_params()`` to store
-      the parameters as public attributes and read them back.
-
-    and, to be accelerated (``accelerate=True``), the pair
-    ``_params_to_vector(params)`` / ``_params_from_vector(vector, params)``
-    that maps the global parameters to an unconstrained vector and back
-    (see :meth:`_run`).
-
-    The loop runs ``local_step`` once after every global update (and after
-    every extrapolation), so the per-item state at the end is consistent
-    with the final parameters and ``fit_predict(X)`` equals
-    ``fit(X).predict(X)``.
+    Required: :meth:`_init_params`, :meth:`_local_step`,
+    :meth:`_global_update`, :meth:`_objective`, :meth:`_set_fitted`,
+    :meth:`_fitted_params`, :meth:`_sample_labels`.  Optional, with
+    defaults: :meth:`_prepare`, :meth:`_init_stats` (with
+    :meth:`_start_from_counts`), :meth:`_final_step`,
+    :meth:`_params_to_vector` / :meth:`_params_from_vector` (acceleration),
+    :meth:`_screening_iterations`, :meth:`_threaded_restarts` /
+    :meth:`_single_thread`, and the diagnostics and unknown-rater hooks of
+    :class:`CrowdEstimator`.
     """
 
     _parameter_constraints: dict = {
@@ -871,290 +759,33 @@ class CrowdModel(CrowdEstimator):
 
     _step_max0 = 1.0
 
-    #: names of the global parameters that hold one row per rater (axis 0),
-    #: and of those shared by every rater: what a warm start carries over
-    _rater_params = ()
-    _shared_params = ()
-
-    def _start_state(self, init_params):
-        """The rater parameters to start from: those of the fitted model
-        ``init_params`` (``fit(X, init_params=earlier)``), or this model's
-        own with ``warm_start=True`` after a fit (see :ref:`warm-start`)."""
-        if init_params is not None:
-            source = self._check_earlier_fit(init_params, "init_params")
-        elif getattr(self, "warm_start", False) and hasattr(self, "rater_ids_"):
-            source = self
-        else:
-            return None
-        return self._snapshot(source)
-
-    def _check_earlier_fit(self, earlier, what):
-        """``earlier`` (passed as ``what``) must be a fitted model of this
-        class; returned as is."""
-        if type(earlier) is not type(self):
-            raise ValueError(f"{what} must be a fitted {type(self).__name__}; got "
-                             f"{type(earlier).__name__}.")
-        check_is_fitted(earlier)
-        return earlier
-
-    def _check_earlier_classes(self, classes, what):
-        """An earlier fit used by ``what`` must have this fit's classes."""
-        if not (len(classes) == len(self.classes_) and np.all(classes == self.classes_)):
-            raise ValueError(
-                f"{what} needs the classes of the earlier fit ({classes.tolist()!r}); "
-                f"these ratings have {self.classes_.tolist()!r}. Pass classes=[...]."
-            )
-
-    def _match_raters(self, old_ids):
-        """Positions ``now`` in this fit and ``before`` in an earlier fit of
-        the raters both have, matched by id (not by column position)."""
-        old_ids = np.asarray(old_ids)
-        ids = np.asarray(self.rater_ids_)
-        try:
-            order = np.argsort(old_ids, kind="stable")
-            pos = np.minimum(np.searchsorted(old_ids[order], ids), max(len(old_ids) - 1, 0))
-            seen = (old_ids[order][pos] == ids) if len(old_ids) else np.zeros(len(ids), bool)
-        except TypeError:
-            raise ValueError("Rater ids are not comparable with those of the earlier fit.") \
-                from None
-        return np.flatnonzero(seen), order[pos[seen]]
-
-    def _snapshot(self, source):
-        """What a start from the fitted model ``source`` needs."""
-        params = source._fitted_params()
-        return {
-            "rater_ids": np.array(source.rater_ids_, copy=True),
-            "classes": np.array(source.classes_, copy=True),
-            "params": {k: params[k] for k in (*self._rater_params, *self._shared_params)},
-            # the item-level state at the end of the earlier fit, by item id
-            # (a model that keeps one: OrdinalMixture)
-            "items": getattr(source, "_last_items", None),
-        }
-
-    def _warm_params(self, data, rng, start):
-        """Global parameters of a warm start: the cold start's (restart 0)
-        with every rater seen before taking its earlier parameters, matched
-        by rater id, not position; raters not seen before keep
-        :meth:`_new_rater_params`.  The shared parameters (class prior ...)
-        are carried over as they are."""
-        self._check_earlier_classes(start["classes"], "A warm start")
-        params = dict(self._new_rater_params(data, self._init_params(data, rng, 0)))
-        now, before = self._match_raters(start["rater_ids"])
-        for name in self._rater_params:
-            rows = np.array(params[name], dtype=np.float64, copy=True)
-            rows[now] = start["params"][name][before]
-            params[name] = rows
-        for name in self._shared_params:
-            params[name] = start["params"][name]
-        return params
-
-    def _new_rater_params(self, data, params):
-        """The parameters of raters that an earlier fit has not seen (hook;
-        default: the cold start's)."""
-        return params
-
-    # -- stepwise (online) EM -------------------------------------------------
-    #: the sufficient statistics that stepwise EM blends (a model that
-    #: supports partial_fit names them), and which of them have a rater axis
-    _online_stats = ()
-    _online_rater_stats = ()
-    #: step size η_t = (t + 1)^(-κ) of batch t = 0, 1, ... (Liang & Klein
-    #: 2009: κ in (0.5, 1] converges; smaller forgets the early batches
-    #: faster)
-    _step_decay = 0.7
-
-    def _online_batch_stats(self, data, params, stats):
-        """A batch's statistics as stepwise EM blends them (hook)."""
-        return stats
-
-    def _online_update(self, data, params, stats, n_seen):
-        """The M-step from the blended statistics, scaled to ``n_seen``
-        items (hook; default: the batch fit's global update)."""
-        return self._global_update(data, params, stats)
-
-    def _encode_batch(self, X, y):
-        """Encode a batch for :meth:`partial_fit`: raters matched by id,
-        raters not seen before appended (their parameters from the prior),
-        classes fixed by the first batch or by ``classes``.
-
-        Returns the encoded batch, the number of raters seen before it, and
-        a function that records the batch's raters and classes on the
-        model: called once the batch is accepted, so that a refused batch
-        leaves the model as it was."""
-        if _dask.is_dask_frame(X):
-            raise ValueError("partial_fit does not take a dask DataFrame.")
-        first = not hasattr(self, "_stepwise")
-        # Read on a copy: scikit-learn's validation sets n_features_in_.
-        reader = copy.copy(self)
-        # every form read as fit reads it (a long-form DataFrame is ratings,
-        # not a matrix whose raters are called item, rater and label)
-        ratings, form, scale = to_ratings(reader, X, reset=True)
-        if y is not None and form == "long":
-            # as fit: a column of the table is one value per rating
-            check_not_a_column_of(y, X, len(ratings), long_columns(X.columns)[0], "y")
-        if form == "matrix" and not first and ratings.shape[1] != self.n_features_in_:
-            # Unnamed columns are raters by position: another count
-            # cannot be matched (a Ratings or named columns can).
-            raise ValueError(
-                f"X has {ratings.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input (unnamed columns are raters by "
-                "position); pass a Ratings (or a DataFrame with rater names as "
-                "columns) for batches with other raters."
-            )
-        ids = np.asarray(ratings.rater_ids)
-        # Every batch, not only the first: a later batch of unrated items
-        # was accepted and its empty statistics, blended in with weight
-        # eta_t, shrank the stream's rater counts toward the prior.
-        if ratings.n_ratings == 0:
-            raise ValueError(NO_RATINGS)
-        if first:
-            gold = None if y is None else gold_per_item(
-                y, ratings.item_ids, ids_are_rows=form == "matrix")
-            fit_classes(reader, ratings.label, scale, check_count=gold is None)
-            if gold is not None:
-                # as fit: y's labels join the classes, also a scale's
-                _add_gold_classes(reader, y, gold[1])
-                check_class_count(reader)
-            known = ids
-        else:
-            known = np.asarray(self.rater_ids_)
-            if self.classes is not None:
-                declared = check_classes(self.classes)
-                if declared.tolist() != self.classes_.tolist():
-                    # set_params(classes=...) after the first batch: the
-                    # stream ignored it, and a batch with a new class got
-                    # "declare them all with classes=[...]", which the user had
-                    raise ValueError(
-                        f"classes is {declared.tolist()!r}, but this stream began with the "
-                        f"classes {self.classes_.tolist()!r}: partial_fit keeps the classes "
-                        "of its first batch. Start a new stream (fit, or partial_fit on "
-                        "clone(model)) with the new classes."
-                    )
-        classes = reader.classes_
-        try:
-            order = np.argsort(known, kind="stable")
-            pos = np.minimum(np.searchsorted(known[order], ids), len(known) - 1)
-            seen = known[order][pos] == ids
-        except TypeError:
-            raise ValueError("Rater ids are not comparable with those seen before.") from None
-        codes = np.where(seen, order[pos], -1)
-        new = np.flatnonzero(~seen)
-        codes[new] = len(known) + np.arange(len(new))
-        rater_ids = known
-        if len(new):
-            # One type for all rater ids, as in a Ratings (numpy would
-            # turn a number into a string here: rater 5 into '5').
-            try:
-                _unique_codes(np.concatenate([known.astype(object), ids[new].astype(object)]),
-                              what="rater")
-            except ValueError:
-                raise ValueError(
-                    f"The rater ids of this batch ({show(ids[new][0])}, ...) are not of the "
-                    f"type of those seen before ({show(known[0])}, ...): rater ids must all "
-                    "be of one type (numbers or strings)."
-                ) from None
-            rater_ids = np.concatenate([known, ids[new]])
-        try:
-            label_codes = encode_labels(ratings.label, classes)
-        except ValueError as error:
-            raise ValueError(f"{error} partial_fit keeps the classes of its first batch: "
-                             "declare them all with classes=[...].") from None
-        data = RatingData(ratings._item, codes.astype(np.int32)[ratings._rater], label_codes,
-                          ratings._item_ptr, n_raters=len(rater_ids),
-                          n_classes=len(classes), item_ids=ratings.item_ids,
-                          form="ratings", ratings=ratings)
-        if y is not None:
-            _set_gold(data, *gold_per_item(y, ratings.item_ids, ids_are_rows=form == "matrix"),
-                      classes)
-
-        def accept():
-            self.classes_ = classes
-            # positions only while every batch is an unnamed matrix
-            set_raters(self, rater_ids, by_position=form == "matrix" and (
-                first or self._raters_by_position))
-            # the raters' names are checked by check_rater_columns (the
-            # stream's raters are more than one batch's columns)
-            self.__dict__.pop("feature_names_in_", None)
-            # ratings per rater over the stream (the rater table's n_ratings
-            # and the population rater's weights, as after fit)
-            counts = np.zeros(len(rater_ids), dtype=np.intp)
-            count_codes(data.rater, counts)
-            if not first:
-                counts[:len(self._rater_counts)] += self._rater_counts
-            self._rater_counts = counts
-
-        return data, len(known), accept
-
-    @available_if(lambda self: bool(self._online_stats))
-    def partial_fit(self, X, y=None):
-        """One step of stepwise EM on a batch of items (Cappé & Moulines
-        2009; Liang & Klein 2009).
-
-        The batch's expected sufficient statistics, per item, are blended
-        into the running ones, s ← (1 - η_t) s + η_t s_batch / n_batch with
-        η_t = (t + 1)^(-0.7) for batch t = 0, 1, ..., and the rater
-        parameters are the M-step of n_seen · s (n_seen: items seen so far,
-        so that the priors weigh as in a batch fit of that many items).  The
-        E-step of a batch uses the parameters after the previous batch.
-        Raters are matched by id; a rater not seen before is added with the
-        prior's parameters.  The classes are those of the first batch (with
-        ``y``'s labels) or ``classes``: declare every class up front when a
-        batch may lack some.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix, DataFrame or Ratings
-            A batch of items, all their ratings, in any form ``fit``
-            accepts.  Columns of a matrix are rater ids 0, 1, ... (a wide
-            DataFrame's: its column names).
-        y : array-like of shape (n_items,), mapping or Series, default=None
-            Known labels of some of the batch's items (see :ref:`gold`).
-
-        Returns
-        -------
-        self : object
-        """
-        if not hasattr(self, "_stepwise"):
-            self._validate_params()
-        data, n_before, accept = self._encode_batch(X, y)
-        data = self._prepare(data)
-        accept()
-        with numba_threads(self.n_jobs):
-            if not hasattr(self, "_stepwise"):
-                params = self._init_params(data, check_random_state(self.random_state), 0)
-                self._stepwise = {"t": 0, "n_seen": 0, "stats": None}
-            else:
-                start = self._snapshot(self)
-                start["rater_ids"] = start["rater_ids"][:n_before]
-                params = self._warm_params(data, check_random_state(self.random_state), start)
-            items, stats = self._local_step(data, params)
-            stats = self._online_batch_stats(data, params, stats)
-        state = self._stepwise
-        eta = (state["t"] + 1.0) ** -self._step_decay
-        old = state["stats"]
-        blended = {}
-        for key in self._online_stats:
-            batch = np.asarray(stats[key], dtype=np.float64) / max(data.n_items, 1)
-            if old is None:
-                blended[key] = batch
-                continue
-            previous = old[key]
-            if key in self._online_rater_stats and len(previous) < len(batch):
-                pad = np.zeros((len(batch) - len(previous),) + previous.shape[1:])
-                previous = np.concatenate([previous, pad])
-            blended[key] = (1.0 - eta) * previous + eta * batch
-        state["t"] += 1
-        state["n_seen"] += data.n_items
-        state["stats"] = blended
-        scaled = {key: value * state["n_seen"] for key, value in blended.items()}
-        params = self._online_update(data, params, dict(stats, **scaled), state["n_seen"])
-        self.n_iter_ = state["t"]
-        self._set_fitted(data, params, None)
-        return self
-
     @abstractmethod
     def _init_params(self, data, rng, restart):
-        """Initial global parameters of restart number ``restart``."""
+        """Global parameters to start restart number ``restart`` from.
+
+        ``data``: what :meth:`_prepare` returned; ``rng``: the fit's
+        RandomState, drawn from in restart order (restart 0 first), so
+        the starts depend on ``random_state`` only.  Returns the dict the
+        other hooks take as ``params``.  Random per-item starts must come
+        from the items' ids (:func:`item_dirichlet`, :func:`item_normals`),
+        not from ``rng`` draws per item: then a start is the same in
+        memory and in any Dask partition.
+        """
+
+    def _init_stats(self, data, seed):
+        """Sufficient statistics of starting item posteriors, for
+        :meth:`_start_from_counts` (a model whose start is one global update
+        from counts implements this).
+
+        ``seed`` None: the model's deterministic start (majority vote, or
+        the known items alone when ``data`` has gold); an int: random
+        posteriors from :func:`item_dirichlet` with that seed.  Returns a
+        dict of arrays like :meth:`_local_step`'s ``stats``, which sum over
+        items (on Dask, over partitions); known items are clamped
+        (:func:`apply_evidence`).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} starts from counts but has no _init_stats.")
 
     def _start_from_counts(self, data, rng, restart):
         """:meth:`_init_params` of a model whose start is the global update
@@ -1167,46 +798,65 @@ class CrowdModel(CrowdEstimator):
         seed = None
         if restart > 0 or self.init != "majority":
             seed = int(rng.randint(2**31 - 1 - data.n_classes))
-        if isinstance(data, _dask.DaskRatingData):
-            n = data.n_partitions
-            stats = data.map_sum(_partition_init_stats, [self] * n, [seed] * n)
-        else:
-            stats = self._init_stats(data, seed)
+        stats = _backend.of(data).sum_stats(data, _init_stats_of, self, seed)
         return self._global_update(data, None, stats)
 
     @abstractmethod
     def _local_step(self, data, params):
-        """Item-level inference and the statistics it contributes."""
+        """Item-level inference at fixed global ``params``.
+
+        Returns ``(items, stats)``: ``items`` a dict with at least
+        ``"proba"`` (``(n_items, n_classes)``, rows summing to one; a known
+        item's row is its class, through ``data.evidence``) and
+        ``"loglik"`` (each item's log marginal likelihood); ``stats`` a dict
+        of arrays that are sums over items, so that the sums over blocks
+        of items (threads, Dask partitions) add up to the whole.  Must not
+        modify ``params``; its result may not depend on the number of
+        threads.
+        """
 
     @abstractmethod
     def _global_update(self, data, params, stats):
-        """New global parameters from the summed statistics."""
+        """New global parameters from the summed ``stats`` (the M-step, or
+        a Newton step on the rater parameters).  ``params`` is the current
+        state (None when called from :meth:`_start_from_counts`).  Returns
+        a new dict; with the next local step, the objective must not
+        decrease.
+        """
 
     @abstractmethod
     def _objective(self, data, params, items, stats):
-        """The monitored objective at the current state."""
+        """The monitored objective (log posterior, ELBO, ...) at the state
+        a local step at ``params`` reached: a float that never decreases
+        from one kept state to the next (up to rounding)."""
 
     @abstractmethod
     def _set_fitted(self, data, params, items):
-        """Store the fitted parameters as attributes."""
+        """Store ``params`` as the public fitted attributes (``items``: the
+        training items' final state, None after ``partial_fit``).  May
+        return replaced per-item state for the fit's result (else None)."""
 
     @abstractmethod
     def _fitted_params(self):
-        """The global parameters, read back from the fitted attributes."""
+        """The global parameters read back from the fitted attributes: the
+        inverse of :meth:`_set_fitted`, used by predict and warm starts."""
 
     def _prepare(self, data, **fit_params):
-        """Attach model-specific fit data (e.g. groups) to ``data``."""
+        """The model's own prepared state for a fit on ``data``: ``data``
+        itself, or an object that holds it with model-specific fit data
+        (OrdinalMixture's groups and scale, DawidSkene's prior counts from
+        an earlier fit).  Checks ``fit_params`` (unknown ones are a
+        TypeError naming ``fit``).  Never writes on ``data``: the encoded
+        ratings are shared with the caller."""
         self._reject_fit_params(fit_params)
         return data
 
     def _step(self, data, params):
         """The local step: in process, or on every partition of a dask
         DataFrame with the stats summed (then there is no item state here)."""
-        if isinstance(data, _dask.DaskRatingData):
-            return None, data.local_stats(self, params)
-        return self._local_step(data, params)
+        return _backend.of(data).local_step(self, data, params)
 
-    # -- acceleration hooks (DESIGN §5) ---------------------------------------
+    # -- acceleration hooks -------------------------------------------------
     def _params_to_vector(self, params):
         """The global parameters as one unconstrained vector (log, logit or
         log-softmax coordinates), or None when the model is not accelerated.
@@ -1233,7 +883,8 @@ class CrowdModel(CrowdEstimator):
     def _single_thread(self, params, alone):
         """``params`` for a restart run in its own thread (serial kernels).
         ``alone`` is true once every other restart has ended (see
-        :class:`_Alone`): the model's kernels may then use every thread."""
+        :class:`~skcrowd._loop.Alone`): the model's kernels may then use every
+        thread."""
         return params
 
     # -- the loop ---------------------------------------------------------------
@@ -1243,140 +894,56 @@ class CrowdModel(CrowdEstimator):
         return _State(params, items, stats, self._objective(data, params, items, stats))
 
     def _run(self, data, params, progress=None, restart=0, max_iter=None, resume=None):
-        """One restart of the loop from ``params``; returns its end state.
+        """One restart of the loop (:func:`~skcrowd._loop.em_loop`) from
+        ``params``; returns its end (a :class:`~skcrowd._loop.Run`).
 
         ``max_iter`` (default ``self.max_iter``) caps the passes; ``resume``,
         a run this method returned, is gone on from where it stopped
         (``params`` is then unused): its history and pass count continue.
-
-        Every pass over the data is a local step at some global parameters;
-        ``n_iter`` counts the passes after the first (at most ``max_iter``).
-        Plain iteration (``accelerate=False``) alternates global update and
-        local step.  Accelerated, the loop runs SQUAREM (Varadhan & Roland
-        2008, scheme S3) on the model's unconstrained parameter vector: two
-        plain updates θ1 = G(θ0), θ2 = G(θ1), then the extrapolation
-        θ' = θ0 - 2a r + a² v with r = θ1 - θ0, v = θ2 - 2θ1 + θ0 and the
-        step length a = -|r| / |v| (a = -1 gives back θ2).  θ2 is a global
-        update from θ1's statistics, so it costs no pass; θ' costs one and is
-        kept only when its objective is at least θ1's.  Otherwise the loop
-        evaluates θ2 (a plain step from θ1) and goes on from there, so the
-        objective of the kept states never decreases; a cycle whose
-        extrapolation is kept costs two passes (θ1 and θ'), not three.  The
-        longest step grows fourfold each time it is used in full and shrinks
-        back after a rejection (the SQUAREM package's ``step.max`` rule).
-
-        The stopping rule is tested on every step of the kept sequence:
-        stop when one pass changes the objective by less than ``tol``.  For
-        a plain step that is the plain rule.  A kept extrapolated step θ1 →
-        θ' counts when it also went at least as far as the plain step θ1 →
-        θ2 that it replaces is forecast to go (:func:`_forecast_plain_gain`):
-        then the plain loop would stop after that step (forecast), at a
-        point no better than θ'.  A poorer
-        extrapolation, which may have traded a gain along the slow
-        direction for losses along fast ones, is never the reason to stop.
-        ``history`` holds the objective of every kept state (a rejected
-        extrapolation is not one), so a converged fit's last difference is
-        below ``tol`` either way.
+        With ``accelerate=True`` and a model that maps its parameters to a
+        vector, the loop extrapolates by SQUAREM (:class:`~skcrowd._loop.Squarem`).
         """
         limit = self.max_iter if max_iter is None else max_iter
         started = perf_counter()
         if resume is None:
             state = self._evaluate(data, params)
-            history = [state.objective]
+            monitor = ConvergenceMonitor(self.tol, limit, [state.objective])
             step_max = self._step_max0
-            n_iter = n_extrapolated = 0
         else:
-            state, history = resume.state, list(resume.history)
-            step_max, n_iter, n_extrapolated = resume.step_max, resume.n_iter, \
-                resume.n_extrapolated
+            state, step_max = resume.state, resume.step_max
+            monitor = ConvergenceMonitor(self.tol, limit, resume.history, resume.n_iter,
+                                         resume.n_extrapolated)
             started -= resume.seconds
-        accelerate = self._accelerated() and self._params_to_vector(state.params) is not None
+        accelerator = None
+        if self._accelerated() and self._params_to_vector(state.params) is not None:
+            accelerator = Squarem(self._params_to_vector, self._params_from_vector, step_max)
 
-        def plain(state, new_params=None):
-            nonlocal n_iter
-            if new_params is None:
-                new_params = self._global_update(data, state.params, state.stats)
-            new = self._evaluate(data, new_params)
-            n_iter += 1
-            change = new.objective - state.objective
-            history.append(new.objective)
+        def report(n_iter, objective, change, extrapolated):
             if progress is not None:
-                progress.iteration(restart, n_iter, new.objective, change, started)
-            return new, abs(change) < self.tol
+                progress.iteration(restart, n_iter, objective, change, started,
+                                   extrapolated=extrapolated)
 
-        converged = False
-        while n_iter < limit and not converged:
-            first, converged = plain(state)
-            if converged or not accelerate or n_iter >= limit:
-                state = first
-                continue
-            # θ2 = G(θ1) needs only θ1's statistics: no pass.
-            second = self._global_update(data, first.params, first.stats)
-            trial, a, at_max, rate = self._extrapolate(state.params, first.params, second,
-                                                       second, step_max)
-            if trial is not None:
-                checkpoint = getattr(data, "checkpoint", lambda: None)()
-                candidate = self._evaluate(data, trial)
-                n_iter += 1
-                if np.isfinite(candidate.objective) and candidate.objective >= first.objective:
-                    n_extrapolated += 1
-                    change = candidate.objective - first.objective
-                    history.append(candidate.objective)
-                    if progress is not None:
-                        progress.iteration(restart, n_iter, candidate.objective, change,
-                                           started, extrapolated=a)
-                    # θ' replaces the plain step θ1 -> θ2: that step's rule,
-                    # when θ' went at least as far as it is forecast to.
-                    forecast = _forecast_plain_gain(first.objective - state.objective, rate)
-                    converged = forecast <= change < self.tol
-                    state = candidate
-                    if at_max:
-                        step_max *= 4.0
-                    continue
-                if checkpoint is not None:
-                    data.restore(checkpoint)
-                if at_max:
-                    step_max = max(1.0, step_max / 4.0)
-            elif at_max:
-                step_max *= 4.0
-            state = first
-            if n_iter < limit:
-                state, converged = plain(first, second)
-        return _Run(state.params, state.items, history, n_iter, converged, n_extrapolated,
-                    perf_counter() - started, state, step_max)
+        backend = _backend.of(data)
+        state = em_loop(lambda params: self._evaluate(data, params),
+                        lambda state: self._global_update(data, state.params, state.stats),
+                        state, monitor, accelerator,
+                        checkpoint=lambda: backend.checkpoint(data),
+                        restore=lambda saved: backend.restore(data, saved), report=report)
+        return _Run(state.params, state.items, monitor.history, monitor.n_iter,
+                    monitor.converged, monitor.n_extrapolated, perf_counter() - started,
+                    state, step_max if accelerator is None else accelerator.step_max)
 
-    def _extrapolate(self, params0, params1, params2, template, step_max):
-        """SQUAREM's extrapolated parameters (None when a = -1), the step
-        length a, whether the longest step capped it, and the squared ratio
-        |θ2 - θ1|² / |θ1 - θ0|² of the two plain steps' lengths (the
-        contraction rate of the objective's gains, for the stopping rule)."""
-        x0, x1, x2 = (self._params_to_vector(p) for p in (params0, params1, params2))
-        # Coordinates at ±inf (probabilities of exactly 0 or 1) stay put.
-        free = np.isfinite(x0) & np.isfinite(x1) & np.isfinite(x2)
-        with np.errstate(invalid="ignore"):  # inf - inf where not free, dropped
-            r = np.where(free, x1 - x0, 0.0)
-            v = np.where(free, x2 - 2.0 * x1 + x0, 0.0)
-        rr, vv = float(r @ r), float(v @ v)
-        if not (vv > 0.0 and np.isfinite(rr) and np.isfinite(vv)):
-            return None, -1.0, False, np.inf
-        rate = float((r + v) @ (r + v)) / rr if rr > 0.0 else np.inf
-        length = np.sqrt(rr / vv)
-        a = -min(max(length, 1.0), step_max)
-        if a == -1.0:  # θ' = θ2: nothing to gain
-            return None, a, length >= step_max, rate
-        x = np.where(free, x0 - 2.0 * a * r + a * a * v, x2)
-        return self._params_from_vector(x, template), a, length >= step_max, rate
-
-    def _fit_encoded(self, data, **fit_params):
-        start_state = getattr(data, "start", None)
+    def _fit_encoded(self, data, start=None, **fit_params):
+        """The fit: prepare, start every restart (or one warm start from
+        ``start``), run the loop, keep the best run, a final step, store."""
         data = self._prepare(data, **fit_params)
         rng = check_random_state(self.random_state)
         progress = Progress(type(self).__name__, self.verbose, self.n_init)
         with numba_threads(self.n_jobs):
             # A warm start is one run from the earlier state (n_init is
             # ignored, as in scikit-learn's mixtures).
-            if start_state is not None:
-                starts = [self._warm_params(data, rng, start_state)]
+            if start is not None:
+                starts = [self._warm_params(data, rng, start)]
             else:
                 starts = [self._init_params(data, rng, r) for r in range(self.n_init)]
             screen = self._screening_iterations()
@@ -1426,14 +993,11 @@ class CrowdModel(CrowdEstimator):
         return None
 
     def _run_restarts(self, data, starts, progress, max_iter=None):
-        """:meth:`_run` from every start (at most ``max_iter`` passes each):
-        in client threads batched on a dask cluster or in threads with
-        serial kernels when the model runs restarts in parallel, else one
-        after another."""
+        """:meth:`_run` from every start (at most ``max_iter`` passes each),
+        by :func:`~skcrowd._loop.run_restarts`: batched on a dask cluster or
+        in threads with serial kernels when the model runs restarts in
+        parallel (:meth:`_threaded_restarts`), else one after another."""
         screened = max_iter is not None
-        n_threads = numba.get_num_threads()
-        dask_data = _dask.dask_data(data)
-        parallel = len(starts) > 1 and self._threaded_restarts(data)
 
         def one(restart, params):
             progress.begin(restart)
@@ -1441,29 +1005,12 @@ class CrowdModel(CrowdEstimator):
             progress.end(restart, run, screened)
             return run
 
-        if parallel and dask_data is not None:
-            # Restarts in client threads, their local steps batched: one
-            # task per partition and iteration serves all of them.
-            return dask_data.lockstep(lambda r: one(r, starts[r]), range(len(starts)))
-        if parallel and n_threads > 1:
-            # One restart per thread with serial (nogil) kernels: numba's
-            # workqueue layer cannot run parallel regions from two threads.
-            # The last restart, once it runs alone, takes every thread.
-            alone = _Alone(len(starts))
-
-            def in_thread(restart):
-                numba.set_num_threads(n_threads)  # (per thread: the pool's own)
-                try:
-                    return one(restart, self._single_thread(starts[restart], alone))
-                finally:
-                    alone.ended()
-
-            with ThreadPoolExecutor(max_workers=min(n_threads, len(starts))) as pool:
-                return list(pool.map(in_thread, range(len(starts))))
-        return [one(restart, start) for restart, start in enumerate(starts)]
+        return run_restarts(one, starts, parallel=self._threaded_restarts(data),
+                            lockstep=_backend.of(data).lockstep(data),
+                            single_thread=self._single_thread)
 
     def _final_step(self, data, run):
-        """After the loop, a last pass at the best run's parameters that
+        """Hook: after the loop, a last pass at the best run's parameters that
         the model needs for its fitted items (default: none).  Returns the
         run, its items replaced and the pass's objective (which must not be
         below the run's last) appended to its history."""
@@ -1474,46 +1021,7 @@ class CrowdModel(CrowdEstimator):
             return self._local_step(data, self._fitted_params())[0]
 
 
-def _forecast_plain_gain(gain, rate):
-    """The objective gain forecast for the plain step θ2 = G(θ1) after the
-    plain step θ0 -> θ1 that gained ``gain``.
-
-    Near its fixed point EM converges linearly (Dempster, Laird & Rubin
-    1977): the error shrinks by a factor λ per step along the slowest
-    direction, so step lengths shrink by λ and the objective's gains, which
-    are quadratic in the error there, by λ².  ``rate`` is λ² estimated from
-    the two steps' lengths, |θ2 - θ1|² / |θ1 - θ0|² (both known after one
-    pass: θ2 is a global update from θ1's statistics).  Infinite (no
-    forecast, so no stop) unless ``gain`` is positive.
-    """
-    if not (gain > 0.0 and np.isfinite(rate)):
-        return np.inf
-    return gain * rate
-
-
-class _Alone:
-    """Whether a restart run in a thread is the only one left: true once
-    every other restart of the fit has ended (none running, none waiting).
-
-    Only a running restart asks, so then no other thread runs a kernel and
-    the restart's kernels can take every thread (numba's workqueue layer
-    cannot run parallel regions from two threads at once).  Results do not
-    change: the models' parallel kernels equal their serial twins bit for
-    bit (fixed blocks, summed in order).
-    """
-
-    def __init__(self, n_restarts):
-        self._unfinished = n_restarts
-        self._lock = threading.Lock()
-
-    def ended(self):
-        with self._lock:
-            self._unfinished -= 1
-
-    def __bool__(self):
-        return self._unfinished <= 1
-
-
-def _partition_init_stats(data, model, seed):
-    """A dask partition's share of the starting counts (module level: pickled)."""
+def _init_stats_of(data, model, seed):
+    """``model``'s starting counts on ``data`` (one partition on Dask;
+    module level: pickled to the workers)."""
     return model._init_stats(data, seed)

@@ -15,8 +15,9 @@ from ._base import (
     item_dirichlet,
     item_ids_of,
 )
-from ._dask import DaskRatingData
+from ._backend import on_workers
 from ._kernels import _dawid_skene as kernels
+from ._mixins import OnlineEMMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
 
 __all__ = ["DawidSkene", "dawid_skene_prior_grid"]
@@ -79,7 +80,7 @@ def dawid_skene_prior_grid(n_classes, correct=_GRID_CORRECT, wrong=_GRID_WRONG):
             for c in counts["correct"] for w in counts["wrong"]]
 
 
-class DawidSkene(CrowdModel):
+class DawidSkene(OnlineEMMixin, WarmStartMixin, CrowdModel):
     """Dawid–Skene model: a confusion matrix per rater, fitted by MAP-EM.
 
     Each item has a true class z_i ~ Cat(π); rater j reports label l for an
@@ -240,9 +241,10 @@ class DawidSkene(CrowdModel):
     def _prepare(self, data, prior_params=None, prior_weight=1.0, **fit_params):
         data = super()._prepare(data, **fit_params)
         self._fixed_prior(data.n_classes)  # validate before any work
-        data.earlier_counts = None
+        # the fit's own prior counts (the encoded ratings are not written on)
+        self._fit_earlier_counts = None
         if prior_params is not None:
-            data.earlier_counts = self._earlier_counts(data, prior_params, prior_weight)
+            self._fit_earlier_counts = self._earlier_counts(data, prior_params, prior_weight)
         return data
 
     def _earlier_counts(self, data, earlier, weight):
@@ -254,7 +256,7 @@ class DawidSkene(CrowdModel):
         parameters by the earlier job's ratings (its item posteriors held at
         their fitted values); w < 1 discounts them (raters change); raters
         the earlier fit has not seen keep the plain prior."""
-        if isinstance(data, DaskRatingData):
+        if on_workers(data):
             raise ValueError("prior_params is not supported with a dask DataFrame.")
         self._check_earlier_fit(earlier, "prior_params")
         if getattr(earlier, "confusion_counts_", None) is None:
@@ -273,7 +275,7 @@ class DawidSkene(CrowdModel):
         """Dirichlet α - 1 of every rater's confusion rows: the constructor's
         pseudo-counts, plus an earlier fit's counts (``prior_params``)."""
         pseudo = self._pseudo_counts(data.n_classes)
-        earlier = getattr(data, "earlier_counts", None)
+        earlier = getattr(self, "_fit_earlier_counts", None)
         return pseudo if earlier is None else pseudo + earlier
 
     def _init_params(self, data, rng, restart):
@@ -406,7 +408,7 @@ class DawidSkene(CrowdModel):
         """Beta α - 1 of each rater's accuracy (``"one_coin"``): correct and
         wrong answers, plus an earlier fit's (``prior_params``)."""
         correct, wrong = float(self.prior_correct), float(self.prior_wrong)
-        earlier = getattr(data, "earlier_counts", None)
+        earlier = getattr(self, "_fit_earlier_counts", None)
         if earlier is None:
             return correct, wrong
         right = np.trace(earlier, axis1=1, axis2=2)
@@ -453,7 +455,7 @@ class DawidSkene(CrowdModel):
         if items is not None:
             # the final local step's (made in the same pass as its posteriors)
             self.confusion_counts_ = items["confusion_counts"].copy()
-        elif isinstance(data, DaskRatingData):
+        elif on_workers(data):
             # the items' posteriors stay on the workers: their counts are a
             # local step's statistics, one more pass at the final parameters
             self.confusion_counts_ = data.local_stats(self, params)["confusion_counts"]

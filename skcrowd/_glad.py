@@ -1,5 +1,5 @@
 """GLAD (Whitehill et al. 2009): rater ability times item difficulty, fitted
-by MAP-EM with Newton steps (multi-class form, DESIGN §6.3)."""
+by MAP-EM with Newton steps (multi-class form)."""
 
 from numbers import Integral, Real
 
@@ -8,8 +8,9 @@ from scipy.special import expit, roots_hermite
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import CrowdModel, has_gold, numba_threads
-from ._dask import DaskRatingData
+from ._backend import of as backend_of, on_workers
 from ._kernels import _glad as kernels
+from ._mixins import OnlineEMMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
 
 __all__ = ["GLAD"]
@@ -28,7 +29,7 @@ _SEARCH_POINTS = 17
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 
 
-class GLAD(CrowdModel):
+class GLAD(OnlineEMMixin, WarmStartMixin, CrowdModel):
     """GLAD: each rater has an ability, each item a difficulty.
 
     Item i has a true class z_i ~ Cat(π) and an inverse difficulty
@@ -186,8 +187,8 @@ class GLAD(CrowdModel):
         "alpha_prior_std": [Interval(Real, 1e-100, 1e100, closed="both")],
         # Beyond these, β = exp(b) spans e^±600 within 6 prior standard
         # deviations of the mean (the search grid's reach): b is not
-        # identified and exp(±b) overflows (issue 11, bug 3; a mean of 1e4
-        # gave a NaN ridge step).
+        # identified and exp(±b) overflows (a mean of 1e4 gave a NaN ridge
+        # step).
         "b_prior_mean": [Interval(Real, -100, 100, closed="both")],
         "b_prior_std": [Interval(Real, 1e-100, 100, closed="both")],
         "prior_class": [Interval(Real, 0, None, closed="left")],
@@ -258,11 +259,7 @@ class GLAD(CrowdModel):
             alpha = np.ones(data.n_raters)
             if has_gold(data):
                 alpha = self._qualification(data)
-            if isinstance(data, DaskRatingData):
-                n = data.n_partitions
-                counts = data.map_sum(_label_counts, [K] * n)["counts"]
-            else:
-                counts = np.bincount(data.label, minlength=K)
+            counts = backend_of(data).sum_stats(data, _label_counts, K)["counts"]
             shares = counts + 1.0
             prior = shares / shares.sum()
         else:
@@ -270,7 +267,7 @@ class GLAD(CrowdModel):
             prior = rng.dirichlet(np.ones(K))
         fixed = self._fixed_prior(K)
         params = {"alpha": alpha, "class_prior": prior if fixed is None else fixed}
-        if not isinstance(data, DaskRatingData):  # on Dask the workers hold b
+        if not on_workers(data):  # on Dask the workers hold b
             params["log_beta"] = np.full(data.n_items, float(self.b_prior_mean))
         return params
 
@@ -391,11 +388,11 @@ class GLAD(CrowdModel):
     def _final_step(self, data, run):
         """The fitted items: one more item pass at the best run's α and π,
         from the same warm starts as its last pass, with the global search
-        over each b_i that predict runs (issue 11, bug 2).  The warm
+        over each b_i that predict runs (so fit_predict equals predict).  The warm
         candidate is the last pass's own b_i, so the objective cannot fall;
         its value ends ``objective_history_``.  On Dask the items stay on the
         workers: ``fit_predict`` is ``predict`` there, and no pass is added."""
-        if isinstance(data, DaskRatingData) or run.items is None:
+        if on_workers(data) or run.items is None:
             return run
         items = self._items(data, run.params, search=True)
         stats = {"loglik_total": items["loglik"].sum(),
@@ -572,7 +569,7 @@ class GLAD(CrowdModel):
         """Per item: log marginal likelihood with b_i integrated over its
         prior, and the posterior weight of each quadrature node."""
         # scipy's rule stays accurate for any number of nodes (numpy's
-        # hermgauss returns NaN weights from ~400 nodes: issue 11, bug 3);
+        # hermgauss returns NaN weights from ~400 nodes);
         # the far nodes whose weights underflow to 0 are left out.
         x, w = roots_hermite(self.n_quadrature)
         x, w = x[w > 0], w[w > 0]
@@ -624,5 +621,5 @@ def _normal_log_kernel(x, mean, std):
 
 
 def _label_counts(data, n_classes):
-    """A dask partition's ratings per label (module level: pickled)."""
+    """The ratings per label (of a partition on Dask; module level: pickled)."""
     return {"counts": np.bincount(data.label, minlength=n_classes)}

@@ -1,21 +1,23 @@
 """IRT3PL: Carpenter's item-difficulty rating model and its reduction lattice,
-fitted by marginal maximum likelihood (DESIGN §6.5).
+fitted by marginal maximum likelihood (Carpenter 2024, "Crowdsourcing with
+Difficulty").
 
 For item i with true class z_i ~ Bernoulli(π) and rater j, the probability
 that the rating is correct (equals z_i) is
 
     λ_i + (1 - λ_i) σ(δ_i (α^k_j - β_i)),   k = sens if z_i = 1, spec if z_i = 0,
 
-the seed's IRT-3PL rating model (its "Generating ratings" equations; the
+Carpenter's IRT-3PL rating model (its "Generating ratings" equations; the
 reduced z = 0 formula printed there has a typo: it is α^spec).  The item
 effects (β_i, log δ_i, logit λ_i) are random effects with a normal
 population distribution whose scales are estimated; they and z_i are
 integrated out per item on a tensor Gauss–Hermite grid (Bock–Aitkin EM with
-the roles of IRT swapped).  Raters and π are MAP under the seed's priors,
+the roles of IRT swapped).  Raters and π are MAP under Carpenter's priors,
 one Newton step per rater per iteration.
 """
 
 import warnings
+import weakref
 from functools import lru_cache
 from numbers import Integral
 
@@ -24,13 +26,20 @@ from scipy.special import expit, log_expit, logit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel
-from ._dask import DaskRatingData
+from ._base import CrowdModel, fit_encoded
+from ._backend import on_workers
 from ._kernels import _irt as kernels
+from ._mixins import WarmStartMixin
 
 __all__ = ["IRT3PL", "lattice", "lattice_grid"]
 
-#: The five reductions of the seed, tag letter -> (flag, value when reduced).
+#: Derived from each encoded ratings object while it lives (it is never
+#: written on): its rating patterns (:func:`_patterns`) and, for ``sample``,
+#: the fitted model's node tables.
+_PATTERNS = weakref.WeakKeyDictionary()
+_SAMPLE_TABLES = weakref.WeakKeyDictionary()
+
+#: The five reductions of Carpenter's lattice, tag letter -> (flag, value when reduced).
 REDUCTIONS = {
     "a": ("guessing", False),
     "b": ("discrimination", False),
@@ -39,20 +48,20 @@ REDUCTIONS = {
     "e": ("rater_effects", False),
 }
 
-#: The 18 models of the seed's tables (its order of the caries table).
+#: The 18 models of Carpenter's tables (its order of the caries table).
 LATTICE_TAGS = (
     "abcde", "abcd", "abce", "abde", "abc", "abd", "acd", "bcd", "ab",
     "ac", "ad", "bc", "bd", "cd", "a", "c", "d", "full",
 )
 
-# Seed priors (stan/*.stan of the seed's repository).
+# Carpenter's priors (the stan/*.stan models of the paper's repository).
 ALPHA_SENS_PRIOR = (1.0, 2.0)  # alpha_sens ~ normal(1, 2)
 ALPHA_SPEC_PRIOR = (2.0, 2.0)  # alpha_spec ~ normal(2, 2)
 ALPHA_ACC_PRIOR = (1.0, 2.0)  # alpha_acc ~ normal(1, 2)  (models with D)
-# Item population at the seed's priors: beta ~ normal(0, 1),
+# Item population at Carpenter's priors: beta ~ normal(0, 1),
 # delta ~ lognormal(0, 0.25), lambda ~ beta(2, 2) matched by a logit-normal
 # with the same mean and log-odds variance (2 psi'(2) = 1.2899).
-SEED_ITEM_PRIOR = {
+PAPER_ITEM_PRIOR = {
     "difficulty_scale": 1.0,
     "discrimination_scale": 0.25,
     "guessing_mean": 0.0,
@@ -66,7 +75,7 @@ HYPER_BOUNDS = {
     "guessing_scale": (np.log(0.05), np.log(5.0)),
 }
 DS_START_GUESSING_MEAN = float(np.log(0.05 / 0.95))
-HYPER_PRIOR_SD = 1.0  # weak N(seed value, 1) on each log scale and on the mean
+HYPER_PRIOR_SD = 1.0  # weak N(paper's value, 1) on each log scale and on the mean
 #: The population hyperparameters of each item-effect dimension.
 HYPER_OF_DIM = {
     "difficulty": ("difficulty_scale",),
@@ -106,7 +115,8 @@ def _tag_params(tag):
 
 
 def lattice():
-    """The 18 models of the seed's tables as ``(tag, params)`` pairs.
+    """The 18 models of Carpenter's tables (Crowdsourcing with Difficulty)
+    as ``(tag, params)`` pairs.
 
     ``params`` is a dict of the five reduction flags, so that
     ``IRT3PL(**params)`` is the model of that tag.
@@ -126,7 +136,7 @@ def lattice_grid(tags=None):
     """The lattice as a ``param_grid`` for :class:`~sklearn.model_selection.GridSearchCV`.
 
     One dict per model, each value a one-element list, so that the grid
-    holds exactly the seed's 18 models (not all 32 flag combinations).
+    holds exactly Carpenter's 18 models (not all 32 flag combinations).
 
     Parameters
     ----------
@@ -149,18 +159,19 @@ def lattice_grid(tags=None):
     return [{k: [v] for k, v in _tag_params(t).items()} for t in chosen]
 
 
-class IRT3PL(CrowdModel):
+class IRT3PL(WarmStartMixin, CrowdModel):
     """Item-difficulty rating model (IRT 3PL with sensitivity/specificity).
 
     Binary ratings only.  Rater j has log-odds sensitivity α^sens_j and
     specificity α^spec_j, kept above the spam line α^sens + α^spec > 0 by
     reparametrisation; item i has a difficulty β_i, a discrimination δ_i > 0
-    and a guessing probability λ_i.  The five flags switch off the seed's
+    and a guessing probability λ_i (Carpenter 2024, "Crowdsourcing with
+    Difficulty").  The five flags switch off that paper's
     reductions A–E; :meth:`from_tag` builds a model from its tag and
-    :func:`lattice` lists the 18 models of the seed.
+    :func:`lattice` lists its 18 models.
 
     Item effects are random: β ~ N(0, σ_β²), log δ ~ N(0, σ_δ²),
-    logit λ ~ N(μ_λ, σ_λ²), starting at the seed's priors and estimated
+    logit λ ~ N(μ_λ, σ_λ²), starting at the paper's priors and estimated
     unless ``learn_item_prior=False``.  Per item, z and the item effects are
     integrated out on a tensor Gauss–Hermite grid, so ``score_samples`` is
     the marginal likelihood up to quadrature.  Items with identical rating
@@ -180,12 +191,12 @@ class IRT3PL(CrowdModel):
     rater_effects : bool, default=True
         Rater-specific parameters (False: reduction E, one set shared by
         every rater).  With neither rater effects nor sens/spec but with
-        difficulty (the seed's ABDE) the accuracy is not identified apart
-        from the difficulty; as in the seed, α = 0 and π = 1 are pinned.
+        difficulty (Carpenter's ABDE) the accuracy is not identified apart
+        from the difficulty; as in the paper, α = 0 and π = 1 are pinned.
     learn_item_prior : bool, default=True
         Estimate the item-population scales (and the guessing mean) by
-        marginal ML under weak N(seed value, 1) hyperpriors on their logs;
-        False holds them at the seed's priors.
+        marginal ML under weak N(paper's value, 1) hyperpriors on their logs;
+        False holds them at the paper's priors.
     n_quadrature : int, default=None
         Gauss–Hermite nodes in every active item-effect dimension (the grid
         has ``n_quadrature ** n_dims`` nodes).  None uses 21 difficulty, 5
@@ -203,9 +214,10 @@ class IRT3PL(CrowdModel):
     tol : float, default=1e-6
         Stop when the marginal log posterior per item changes by less.
     init : {"seed", "dawid_skene"}, default="seed"
-        Start of the first restart: the seed's prior means (α^sens = 1,
-        α^spec = 2, π = 0.5, item population at the seed's priors) or a
-        Dawid–Skene fit (with a low guessing population when it is learned).
+        Start of the first restart: ``"seed"``, the prior means of Carpenter's
+        paper (α^sens = 1, α^spec = 2, π = 0.5, item population at its
+        priors), or a Dawid–Skene fit (with a low guessing population when it
+        is learned).
         The second restart uses the other start.
     n_init : int, default=2
         Restarts; after the two starts above, further restarts perturb the
@@ -244,7 +256,7 @@ class IRT3PL(CrowdModel):
     See Also
     --------
     DawidSkene : the ABC model, fitted by EM on the confusion matrices.
-    skcrowd.checks.posterior_predictive_check : the seed's model checks.
+    skcrowd.checks.posterior_predictive_check : the paper's model checks.
 
     Examples
     --------
@@ -318,7 +330,8 @@ class IRT3PL(CrowdModel):
 
     @classmethod
     def from_tag(cls, tag, **params):
-        """The lattice model of a seed tag ("full", "a", "ab", ..., "abcde").
+        """The model of a tag of Carpenter's lattice ("full", "a", "ab", ...,
+        "abcde").
 
         Further keyword arguments are passed to the constructor.
         """
@@ -326,7 +339,7 @@ class IRT3PL(CrowdModel):
 
     @property
     def tag(self):
-        """The seed's tag of this configuration ("full" when nothing is reduced)."""
+        """Carpenter's lattice tag of this configuration ("full" when nothing is reduced)."""
         letters = "".join(c for c, (flag, _) in REDUCTIONS.items() if not getattr(self, flag))
         return letters or "full"
 
@@ -347,7 +360,7 @@ class IRT3PL(CrowdModel):
         if self.sens_spec:
             return "sens_spec"
         if not self.rater_effects and self.difficulty:
-            return "none"  # the seed's ABDE: alpha = 0, pi = 1
+            return "none"  # Carpenter's ABDE: alpha = 0, pi = 1
         return "one"
 
     def _rater_layout(self):
@@ -397,7 +410,7 @@ class IRT3PL(CrowdModel):
     # -- the model's math -----------------------------------------------------
     def _init_params(self, data, rng, restart):
         J = data.n_raters
-        hyper = dict(SEED_ITEM_PRIOR)
+        hyper = dict(PAPER_ITEM_PRIOR)
         mode = self._rater_mode()
         sens = np.full(J, ALPHA_SENS_PRIOR[0])
         spec = np.full(J, ALPHA_SPEC_PRIOR[0])
@@ -411,8 +424,8 @@ class IRT3PL(CrowdModel):
         if start == 1:
             sens, spec, prior = self._dawid_skene_start(data, mode)
             # Dawid–Skene has no guessing: start the guessing population low
-            # (mean λ ≈ 0.05) rather than at the seed's Beta(2, 2) (mean 0.5).
-            # With learn_item_prior=False the population stays at the seed's.
+            # (mean λ ≈ 0.05) rather than at the paper's Beta(2, 2) (mean 0.5).
+            # With learn_item_prior=False the population stays at the paper's.
             if self.learn_item_prior:
                 hyper["guessing_mean"] = DS_START_GUESSING_MEAN
         elif start >= 2:
@@ -459,10 +472,9 @@ class IRT3PL(CrowdModel):
     def _dawid_skene_start(self, data, mode):
         from ._dawid_skene import DawidSkene
 
-        ds = DawidSkene(max_iter=50, tol=1e-6)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            ds._fit_encoded(data)
+            ds = fit_encoded(DawidSkene(max_iter=50, tol=1e-6), data)
         sens = logit(np.clip(ds.confusion_[:, 1, 1], 0.02, 0.98))
         spec = logit(np.clip(ds.confusion_[:, 0, 0], 0.02, 0.98))
         if mode == "one":
@@ -704,7 +716,7 @@ class IRT3PL(CrowdModel):
                 key = (min(coord[k], coord[l]), max(coord[k], coord[l]))
                 hess[k, l] = hess[l, k] = node_hess[pair[key]] @ (first[k] * first[l])
             hess[k, k] += node_grad[coord[k]] @ second[k]
-        seed = _hyper_vector(names, SEED_ITEM_PRIOR)
+        seed = _hyper_vector(names, PAPER_ITEM_PRIOR)
         value = float(node_value.sum()) + _hyper_log_prior(names, vec)
         grad -= (np.asarray(vec) - seed) / HYPER_PRIOR_SD**2
         hess -= np.eye(n) / HYPER_PRIOR_SD**2
@@ -769,7 +781,7 @@ class IRT3PL(CrowdModel):
         if not self.rater_effects:
             sens, spec = np.full(J, sens[0]), np.full(J, spec[0])
         tabled = None
-        if terms is not None and not isinstance(data, DaskRatingData):
+        if terms is not None and not on_workers(data):
             # The terms at the new parameters: the next local step's rating
             # log table and the next global update's start (the workers of a
             # dask fit would be sent them, so they are not kept there).
@@ -795,7 +807,7 @@ class IRT3PL(CrowdModel):
         # of an iteration is large and threads would contend for the GIL.  A
         # dask fit's local steps run on the cluster: its restarts run in turn.
         M = len(self._grid()[1])
-        return (not isinstance(data, DaskRatingData)
+        return (not on_workers(data)
                 and len(_patterns(data)["rater"]) * 2 * M > PARALLEL_WORK)
 
     def _single_thread(self, params, alone):
@@ -893,7 +905,7 @@ class IRT3PL(CrowdModel):
         self._fit_token = object()
 
     def _fitted_params(self):
-        hyper = dict(SEED_ITEM_PRIOR)
+        hyper = dict(PAPER_ITEM_PRIOR)
         hyper.update(self.item_prior_)
         return {
             "alpha_sens": self.alpha_sens_,
@@ -905,9 +917,10 @@ class IRT3PL(CrowdModel):
     # -- simulation -----------------------------------------------------------
     def _sample_labels(self, data, rng):
         """z from the class prior, item effects from each item's posterior
-        (z summed out), rater parameters plugged in (DESIGN §6.6)."""
+        (z summed out), rater parameters plugged in (as Carpenter's predictive
+        checks replicate ratings)."""
         pat = _patterns(data)
-        cache = data.__dict__.get("_irt_sample_cache")
+        cache = _SAMPLE_TABLES.get(data)
         if cache is None or cache[0] is not self._fit_token:
             params = self._fitted_params()
             grid = self._grid()
@@ -926,7 +939,7 @@ class IRT3PL(CrowdModel):
             flat = (cdf + np.arange(len(cdf))[:, None]).ravel()
             p_positive = np.exp(table[:, 1, :])
             cache = (self._fit_token, flat, M, p_positive)
-            data.__dict__["_irt_sample_cache"] = cache
+            _SAMPLE_TABLES[data] = cache
         _, flat, M, p_positive = cache
         of = pat["of_item"]
         z = (rng.random(data.n_items) < self.class_prior_[1]).astype(np.int64)
@@ -987,14 +1000,14 @@ def _hyper_vector(names, hyper):
 
 
 def _hyper_from_vector(names, vec):
-    hyper = dict(SEED_ITEM_PRIOR)
+    hyper = dict(PAPER_ITEM_PRIOR)
     for n, x in zip(names, vec):
         hyper[n] = float(x) if n == "guessing_mean" else float(np.exp(x))
     return hyper
 
 
 def _hyper_log_prior(names, vec):
-    seed = _hyper_vector(names, SEED_ITEM_PRIOR)
+    seed = _hyper_vector(names, PAPER_ITEM_PRIOR)
     return float(-0.5 * np.sum(((np.asarray(vec) - seed) / HYPER_PRIOR_SD) ** 2))
 
 
@@ -1028,9 +1041,11 @@ def _check_binary(data):
 
 def _patterns(data):
     """Items with the same ratings (same raters, same labels) grouped into
-    patterns, cached on ``data``.  Integrating a pattern once and weighting
-    it by its count is exact (caries: 3,869 items, 32 patterns)."""
-    cached = data.__dict__.get("_irt_patterns")
+    patterns, computed once per encoded ``data`` (kept beside it, in
+    ``_PATTERNS``, while it lives: the encoded ratings are not written on).
+    Integrating a pattern once and weighting it by its count is exact
+    (caries: 3,869 items, 32 patterns)."""
+    cached = _PATTERNS.get(data)
     if cached is not None:
         return cached
     item, rater, label, ptr = data.item, data.rater, data.label, data.item_ptr
@@ -1070,7 +1085,7 @@ def _patterns(data):
         "count": np.bincount(of_item, minlength=len(first)).astype(np.float64),
         "of_item": of_item,
     }
-    data.__dict__["_irt_patterns"] = result
+    _PATTERNS[data] = result
     return result
 
 

@@ -10,14 +10,13 @@ from scipy.linalg import eigh_tridiagonal
 from scipy.special import digamma, gammaln, log_ndtr, roots_legendre, zeta
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from . import _dask
 from ._base import (CrowdModel, item_chunks, item_ids_of, item_keys, item_normals,
                     numba_threads)
-from ._dask import DaskRatingData
+from ._backend import ON_DASK, on_workers
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
+from ._mixins import WarmStartMixin
 from ._ratings import encode_groups, per_class, per_item
 
 __all__ = ["OrdinalMixture"]
@@ -104,15 +103,8 @@ class _DaskProblem:
         self.n_groups = 1
         self.group_rated = np.array([True])
 
-    def checkpoint(self):
-        """The workers' item state, for the fit loop (see DaskRatingData)."""
-        return self.data.checkpoint()
 
-    def restore(self, checkpoint):
-        self.data.restore(checkpoint)
-
-
-class OrdinalMixture(CrowdModel):
+class OrdinalMixture(WarmStartMixin, CrowdModel):
     """Ordinal mixture model of graded ratings with spammers (variational Bayes).
 
     The model of Lakshminarayanan & Teh (2013).  Each item m has a real
@@ -121,7 +113,7 @@ class OrdinalMixture(CrowdModel):
     thresholded into the bins [b_{k-1}, b_k) of the scale; otherwise it is
     *spam*, drawn from π (uniform) whatever the item.  τ_n ~ Gamma(α, β) is
     the rater's precision, δ_c ~ Gamma(φ, η) the inverse difficulty of the
-    item's category.  Variational Bayes (factorisation of eq. 2 of the seed,
+    item's category.  Variational Bayes (factorisation of eq. 2 of the paper,
     updates of eq. 4 with the exact mean-field update for ω) maximises a
     lower bound F on the log marginal likelihood, computed every iteration;
     ε (eq. 5) and (α, β) are type-II maximum likelihood.
@@ -136,7 +128,7 @@ class OrdinalMixture(CrowdModel):
     link : {"ordinal", "gaussian"}, default="ordinal"
         ``"ordinal"``: ratings are thresholded latent Gaussians.
         ``"gaussian"``: the rating value itself is the observed x (the
-        ablation of the seed's Fig. 3), with a uniform rounding error over
+        ablation of the paper's Fig. 3), with a uniform rounding error over
         its bin (variance width²/12, Sheppard's correction; without it the
         precision of a rater whose integer ratings match the item means
         grows without bound); the spam component is then the uniform
@@ -368,9 +360,6 @@ class OrdinalMixture(CrowdModel):
         -------
         z : ndarray of shape (n_items,)
         """
-        if _dask.is_dask_frame(X):
-            check_is_fitted(self)
-            return self._dask_infer(X, "label", groups)
         return self._results(X, "label", groups=groups)
 
     def predict_proba(self, X, groups=None):
@@ -380,9 +369,6 @@ class OrdinalMixture(CrowdModel):
         -------
         proba : ndarray of shape (n_items, n_classes)
         """
-        if _dask.is_dask_frame(X):
-            check_is_fitted(self)
-            return self._dask_infer(X, "proba", groups)
         return self._results(X, "proba", groups=groups)
 
     def score_samples(self, X, groups=None):
@@ -398,17 +384,11 @@ class OrdinalMixture(CrowdModel):
         bins are open-ended here, so that the probabilities of the K levels
         sum to one.  0 for an item without ratings.
         """
-        if _dask.is_dask_frame(X):
-            check_is_fitted(self)
-            return self._dask_infer(X, "loglik", groups)
         return self._results(X, "loglik", groups=groups)
 
     def score(self, X, y=None, groups=None):
         """Mean of :meth:`score_samples` (higher is better)."""
-        scores = self.score_samples(X, groups=groups)
-        if _dask.is_dask_frame(X):
-            return float(scores.mean().compute())
-        return float(np.mean(scores))
+        return self._mean_score(X, self.score_samples(X, groups=groups))
 
     # -- Dask ----------------------------------------------------------------------
     def _dask_columns(self, groups=None, **fit_params):
@@ -424,15 +404,17 @@ class OrdinalMixture(CrowdModel):
             )
         return (("group", groups),)
 
-    def _dask_infer(self, X, what, groups):
+    def _infer_distributed(self, X, what, groups=None, **params):
         """Item results for a dask DataFrame; with ``difficulty="group"``, the
         groups from its group column when it has one (else the prior δ)."""
+        if params:
+            return super()._infer_distributed(X, what, **params)  # the refusal
         extra = ()
         if self.difficulty == "group":
             column = "group" if groups is None else groups
             if groups is not None or column in X.columns:
                 extra = self._dask_columns(column)
-        return _dask.infer_frame(self, X, what, extra=extra)
+        return ON_DASK.infer(self, X, what, extra=extra)
 
     def _partition_problem(self, part):
         """A partition's :class:`_Problem`, built once on its worker."""
@@ -493,11 +475,6 @@ class OrdinalMixture(CrowdModel):
             state["delta_shape"], state["delta_rate"] = shape, rate
             state["out"] = items["out"]
         return stats, state
-
-    def _step(self, problem, params):
-        if isinstance(problem.data, DaskRatingData):
-            return None, problem.data.local_stats(self, params)
-        return self._local_step(problem, params)
 
     _prediction_name = "mean"
 
@@ -596,7 +573,7 @@ class OrdinalMixture(CrowdModel):
                 "float64 cannot tell its bins apart."
             )
         scale = self._scale(data.n_classes)
-        if isinstance(data, DaskRatingData):
+        if on_workers(data):
             # groups came as a column; each partition builds its own problem
             if hasattr(self, "group_ids_"):
                 del self.group_ids_
@@ -642,7 +619,7 @@ class OrdinalMixture(CrowdModel):
         function of its id and the restart's seed (:func:`item_normals`), so
         that a restart starts the same in memory and over Dask partitions,
         where each worker starts its own items."""
-        on_dask = isinstance(problem.data, DaskRatingData)
+        on_dask = on_workers(problem.data)
         seed = int(rng.randint(2**31 - 1)) if restart > 0 else None
         params = {"restart": restart}
         if on_dask:
@@ -860,7 +837,8 @@ class OrdinalMixture(CrowdModel):
     def _params_to_vector(self, params):
         """log of the gamma shapes and rates of q(τ), of (α, β) and of a
         shared q(δ).  ε and the items' q(z) are not extrapolated: ε = 0 and
-        ε = 1 are absorbing (DESIGN §6.4) and an extrapolation in logit ε
+        ε = 1 are absorbing (the update of eq. 5 of Lakshminarayanan & Teh
+        2013 keeps them) and an extrapolation in logit ε
         carries raters there or out of there, into another local optimum
         of F; they follow by plain updates from the extrapolated rest."""
         parts = [np.log(params["tau_shape"]), np.log(params["tau_rate"]),
@@ -900,7 +878,7 @@ class OrdinalMixture(CrowdModel):
         state from a final item pass at them (what predict computes), so
         that ``fit_predict`` equals ``fit().predict``.  After a Dask fit the
         training items stay on the workers (see :meth:`_store_dask`)."""
-        if isinstance(problem.data, DaskRatingData):
+        if on_workers(problem.data):
             self._store_dask(problem, dict(params, parallel=True), params["restart"])
             return None
         self._store(problem, dict(params, parallel=True))
@@ -1078,7 +1056,7 @@ class OrdinalMixture(CrowdModel):
                 lower[0], upper[-1] = -np.inf, np.inf
             # The Gaussian link keeps the finite outer bins: its probability of
             # a level is density x bin width and its spam density is π_r over
-            # the width, so an infinite width gives inf - inf (bug 1 of issue 11).
+            # the width, so an infinite width would give inf - inf (a NaN score).
             eps = self.rater_reliability_ if self.spam else np.ones(self.n_features_in_)
             loglik = np.empty(data.n_items)
             kernels.item_loglik(
@@ -1166,7 +1144,7 @@ def _gamma_rule(n, shape):
     matrix of the Laguerre polynomials L^(shape-1) (diagonal 2i + shape,
     off-diagonal √(i (i + shape - 1))).  scipy's ``roots_genlaguerre``
     returns weights scaled by Γ(shape), which overflow from shape ≈ 171
-    (``score_samples`` was inf with ``difficulty_shape=1e4``, issue 11)."""
+    (``score_samples`` would be inf with ``difficulty_shape=1e4``)."""
     i = np.arange(n)
     nodes, vectors = eigh_tridiagonal(2.0 * i + shape, np.sqrt(i[1:] * (i[1:] + shape - 1.0)))
     # For a shape far from 1 (1e-30, 1e200) the rule is one node at the

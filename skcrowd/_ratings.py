@@ -8,6 +8,7 @@ rating, repeats included.  Both are converted once, at the boundary, into
 index, int32 rater codes and int32 label codes.  Kernels see only that.
 """
 
+import copy
 import itertools
 import sys
 from collections.abc import Mapping
@@ -105,7 +106,7 @@ def is_dataframe(X):
     return pd is not None and isinstance(X, pd.DataFrame)
 
 
-def _is_missing(values):
+def is_missing(values):
     """Boolean mask of missing entries.
 
     Missing means *not rated*: NaN in a float array; None, NaN, ``pd.NA``,
@@ -160,7 +161,7 @@ def _not_a_label(kind_name):
     )
 
 
-def _as_label_array(labels, where="the ratings"):
+def as_label_array(labels, where="the ratings"):
     """Normalise observed (non-missing) labels to a numeric, boolean or
     object (strings) array (``where`` they come from names them in errors).
 
@@ -265,7 +266,7 @@ def _hashed_positions(values, ids):
         return None
 
 
-def _kept_label_dtype(columns):
+def kept_label_dtype(columns):
     """The NumPy dtype that the labels of these pandas columns keep once
     their missing values are dropped: int64 (uint64) when every column holds
     signed (unsigned) integers, NumPy or nullable (``Int64``, ``UInt8``
@@ -281,14 +282,14 @@ def _kept_label_dtype(columns):
 
 def _rated_labels(labels, rated, column):
     """``labels[rated]`` of a DataFrame's label column, in the dtype the
-    column's values have (:func:`_kept_label_dtype`)."""
+    column's values have (:func:`kept_label_dtype`)."""
     rated_labels = labels[rated] if not np.all(rated) else labels
-    dtype = _kept_label_dtype([column])
+    dtype = kept_label_dtype([column])
     return rated_labels if dtype is None else rated_labels.astype(dtype, copy=False)
 
 
 def _frame_id_codes(column, what):
-    """``_unique_codes`` of a DataFrame's id column of strings (or Python
+    """``unique_codes`` of a DataFrame's id column of strings (or Python
     objects), from pandas' factorize of the column itself: a ``str`` column
     is encoded in Arrow, without a Python object per row (a third of the
     time of converting it to an object array first).  None for a column of
@@ -311,7 +312,7 @@ def _frame_id_codes(column, what):
         raise mixed_ids_error(what, uniques) from None
 
 
-def _unique_codes(values, ids=None, what="item"):
+def unique_codes(values, ids=None, what="item"):
     """Codes of ``values`` into ``ids`` (the sorted unique values when None)."""
     values = np.asarray(values)
     try:
@@ -409,15 +410,15 @@ class Ratings:
                 "item, rater and label must have the same length; got "
                 + ", ".join(f"{k}={v[0]}" for k, v in lengths.items())
             )
-        if np.any(_is_missing(item)) or np.any(_is_missing(rater)):
+        if np.any(is_missing(item)) or np.any(is_missing(rater)):
             raise ValueError("item and rater ids must not be missing (NaN or None).")
-        if np.any(_is_missing(label)):
+        if np.any(is_missing(label)):
             raise ValueError(
                 "A rating has a missing label (NaN or None); drop unrated "
                 "pairs before building Ratings."
             )
-        item_ids, item_codes = _unique_codes(item, item_ids, "item")
-        rater_ids, rater_codes = _unique_codes(rater, rater_ids, "rater")
+        item_ids, item_codes = unique_codes(item, item_ids, "item")
+        rater_ids, rater_codes = unique_codes(rater, rater_ids, "rater")
         self._set_by_item(item_codes, rater_codes, label, item_ids, rater_ids)
 
     def _set_by_item(self, item_codes, rater_codes, labels, item_ids, rater_ids):
@@ -425,7 +426,7 @@ class Ratings:
         order), the labels checked and normalised."""
         order = np.argsort(item_codes, kind="stable")
         return self._set(item_codes[order], rater_codes[order],
-                         _as_label_array(labels)[order], item_ids, rater_ids)
+                         as_label_array(labels)[order], item_ids, rater_ids)
 
     def _set(self, item_codes, rater_codes, labels, item_ids, rater_ids):
         self._item = np.ascontiguousarray(item_codes, dtype=np.int32)
@@ -493,7 +494,7 @@ class Ratings:
             labels = np.asarray(df[label])
             if None not in encoded and labels.ndim == 1:
                 (item_ids, item_codes), (rater_ids, rater_codes) = encoded
-                rated = ~_is_missing(labels)
+                rated = ~is_missing(labels)
                 return cls.__new__(cls)._set_by_item(
                     item_codes[rated], rater_codes[rated],
                     _rated_labels(labels, rated, df[label]), item_ids, rater_ids)
@@ -503,16 +504,16 @@ class Ratings:
                 "The item, rater and label columns must each be one column; "
                 f"got {item!r}, {rater!r}, {label!r} (a repeated column name?)."
             )
-        rated = ~_is_missing(labels)
+        rated = ~is_missing(labels)
         if not np.all(rated):
-            if np.any(_is_missing(items)) or np.any(_is_missing(raters)):
+            if np.any(is_missing(items)) or np.any(is_missing(raters)):
                 raise ValueError("item and rater ids must not be missing (NaN or None).")
             # Keep the items and raters of unrated rows, as a matrix keeps
             # its empty rows and columns.
             if kwargs.get("item_ids") is None:
-                kwargs["item_ids"] = _unique_codes(items, what="item")[0]
+                kwargs["item_ids"] = unique_codes(items, what="item")[0]
             if kwargs.get("rater_ids") is None:
-                kwargs["rater_ids"] = _unique_codes(raters, what="rater")[0]
+                kwargs["rater_ids"] = unique_codes(raters, what="rater")[0]
             items, raters = items[rated], raters[rated]
         if is_dataframe(df):
             labels = _rated_labels(labels, rated, df[label])
@@ -530,7 +531,7 @@ class Ratings:
         if sp.issparse(X):
             coo = sp.coo_matrix(X)
             rows, cols, labels = coo.row, coo.col, coo.data
-            keep = ~_is_missing(labels)
+            keep = ~is_missing(labels)
             rows, cols, labels = rows[keep], cols[keep], labels[keep]
             order = np.lexsort((cols, rows))
             rows, cols, labels = rows[order], cols[order], labels[order]
@@ -538,7 +539,7 @@ class Ratings:
             X = np.asarray(X)
             if X.ndim != 2:
                 raise ValueError(f"Expected a 2D matrix of ratings, got {X.ndim}D.")
-            rated = ~_is_missing(X)
+            rated = ~is_missing(X)
             rows, cols = np.nonzero(rated)  # row-major: already sorted by item
             labels = X[rows, cols]
         n_items, n_raters = X.shape
@@ -553,7 +554,7 @@ class Ratings:
             if repeated is not None:
                 raise ValueError(f"{what}_ids contains duplicates: {show(repeated)} "
                                  "is given more than once.")
-        return cls._from_sorted(rows, cols, _as_label_array(labels), item_ids, rater_ids)
+        return cls._from_sorted(rows, cols, as_label_array(labels), item_ids, rater_ids)
 
     # -- the matrix-like face used by scikit-learn ---------------------------
     @property
@@ -672,23 +673,44 @@ class RatingData:
     ratings : Ratings or None
         The user's ratings before label encoding and rater mapping (for
         outputs in the input's form).
+    gold : int32 array of shape (n_items,) or None
+        The class code of each item's known label (-1: unknown), or None
+        when no label is known (``y`` of a fit).
+    table : DataFrame or None
+        The long-form table it came from (its rows are ratings), to tell
+        one of its columns from per-item values.
+
+    Once built it is not changed: the fields cannot be set again, and a
+    model keeps what it derives from the ratings in its own prepared state
+    (see ``doc/architecture.rst``).  Derived indexes (``rater_ptr``,
+    ``cell``, ...) are computed once, on first use.
     """
 
     def __init__(self, item, rater, label, item_ptr, n_raters, n_classes, *,
-                 item_ids=None, item_name=None, form=None, ratings=None):
-        self.item = item
-        self.rater = rater
-        self.label = label
-        self.item_ptr = item_ptr
-        self.n_items = len(item_ptr) - 1
-        self.n_raters = int(n_raters)
-        self.n_classes = int(n_classes)
-        #: known true class code of each item (-1: unknown), or None
-        self.gold = None
-        self.item_ids = item_ids
-        self.item_name = item_name
-        self.form = form
-        self.ratings = ratings
+                 item_ids=None, item_name=None, form=None, ratings=None, gold=None,
+                 table=None):
+        fields = self.__dict__
+        fields["item"] = item
+        fields["rater"] = rater
+        fields["label"] = label
+        fields["item_ptr"] = item_ptr
+        fields["n_items"] = len(item_ptr) - 1
+        fields["n_raters"] = int(n_raters)
+        fields["n_classes"] = int(n_classes)
+        fields["gold"] = gold
+        fields["item_ids"] = item_ids
+        fields["item_name"] = item_name
+        fields["form"] = form
+        fields["ratings"] = ratings
+        fields["table"] = table
+
+    def __setattr__(self, name, value):
+        raise AttributeError(
+            f"RatingData is immutable: cannot set {name!r}; keep derived data in the "
+            "model's prepared state.")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"RatingData is immutable: cannot delete {name!r}.")
 
     @property
     def n_ratings(self):
@@ -741,13 +763,13 @@ class RatingData:
         return cached[1]
 
 
-def _missing_any(values):
+def missing_any(values):
     """Missing entries of a 1-D array of anything: None, NaN, ``pd.NA``,
     ``pd.NaT`` (pandas' own test when pandas is loaded, since only then can
     its missing markers occur)."""
     if "pandas" in sys.modules:
         return np.asarray(sys.modules["pandas"].isna(values), dtype=bool)
-    return _is_missing(values)
+    return is_missing(values)
 
 
 def gold_per_item(y, item_ids, *, ids_are_rows=False):
@@ -809,8 +831,8 @@ def gold_per_item(y, item_ids, *, ids_are_rows=False):
                 "entry per item (missing where unknown) or a mapping keyed by item id."
             )
         positions = np.arange(len(values), dtype=np.int64)
-    known = ~_missing_any(values)
-    labels = (_as_label_array(values[known], "the known labels y") if np.any(known)
+    known = ~missing_any(values)
+    labels = (as_label_array(values[known], "the known labels y") if np.any(known)
               else values[known])
     return positions[known], labels
 
@@ -941,13 +963,13 @@ def check_classes(classes):
             f"classes must be a 1-D list of the labels of the scale; got an array of "
             f"shape {classes.shape}: {classes.tolist()!r}."
         )
-    if len(classes) and np.any(_is_missing(classes)):
+    if len(classes) and np.any(is_missing(classes)):
         raise ValueError(
             f"classes contains a missing value (NaN or None): {classes.tolist()!r}. "
             "Missing means not rated; list only the labels of the scale."
         )
     try:
-        classes = _as_label_array(classes, "them")
+        classes = as_label_array(classes, "them")
     except ValueError as error:
         raise ValueError(f"classes: {error}") from None
     try:
@@ -1032,7 +1054,7 @@ def input_form(X):
 
 def _wide_frame_matrix(df):
     """A wide DataFrame as a 2-D array, missing markers kept (then read by
-    :func:`_is_missing`); dates are refused rather than turned into numbers."""
+    :func:`is_missing`); dates are refused rather than turned into numbers."""
     for column, dtype in zip(df.columns, df.dtypes):
         if getattr(dtype, "kind", "O") in "mM":
             raise _not_a_label(f"dtype {dtype} in column {column!r}")
@@ -1051,7 +1073,7 @@ def _check_wide_labels(labels):
     return labels
 
 
-def _categories(columns):
+def label_categories(columns):
     """The union of the categories of pandas categorical columns (they name
     the scale, levels nobody used included), or None unless every column is
     categorical."""
@@ -1060,7 +1082,7 @@ def _categories(columns):
         return None
     levels = np.concatenate([np.asarray(d.categories) for d in dtypes])
     try:
-        return np.unique(_as_label_array(levels))
+        return np.unique(as_label_array(levels))
     except TypeError:
         raise ValueError("The categories of the label columns must be of one type.") from None
 
@@ -1069,8 +1091,8 @@ def gold_levels(y, labels):
     """What the known labels ``y`` of a fit add to the classes: its known
     ``labels`` (from :func:`gold_per_item`) and, when ``y`` is categorical,
     its categories, levels nobody used included: they name the scale as a
-    categorical label column's categories do (:func:`_categories`)."""
-    levels = _categories([y]) if hasattr(y, "dtype") else None
+    categorical label column's categories do (:func:`label_categories`)."""
+    levels = label_categories([y]) if hasattr(y, "dtype") else None
     if levels is None:
         return labels
     return levels if not len(labels) else np.concatenate([labels, levels])
@@ -1092,7 +1114,7 @@ def to_ratings(estimator, X, *, reset):
         return X, form, None
     if form == "long":
         columns = long_columns(X.columns)
-        return Ratings.from_long(X, *columns), form, _categories([X[columns[2]]])
+        return Ratings.from_long(X, *columns), form, label_categories([X[columns[2]]])
     if isinstance(X, (list, tuple)) and len(X) == 0:
         raise ValueError("X is empty: it has no items.")
     options = dict(
@@ -1131,14 +1153,14 @@ def to_ratings(estimator, X, *, reset):
         except ValueError as error:
             raise ValueError(f"{error} (Read as an items x raters matrix.) "
                              + HOW_TO_PASS) from None
-        dtype = _kept_label_dtype([X.iloc[:, j] for j in range(X.shape[1])])
+        dtype = kept_label_dtype([X.iloc[:, j] for j in range(X.shape[1])])
         if dtype is not None and ratings.label.dtype != dtype:
             # integer (or boolean) columns with missing cells: the matrix
             # held them as floats or objects
             ratings = Ratings._from_sorted(ratings._item, ratings._rater,
                                            ratings.label.astype(dtype), ratings.item_ids,
                                            ratings.rater_ids)
-        return ratings, form, _categories([X.iloc[:, j] for j in range(X.shape[1])])
+        return ratings, form, label_categories([X.iloc[:, j] for j in range(X.shape[1])])
     if not (sp.issparse(X) or isinstance(X, np.ndarray)):
         X = _sequence_array(X)  # nested lists: labels keep their types
     X = validate_data(estimator, X, reset=reset, **options)
@@ -1300,8 +1322,9 @@ def map_raters(ratings, fitted_ids, model_name, unknown_raters="error"):
 _EMPTY_FORMS = {"long": "a long-form table with no rows", "ratings": "a Ratings with no items"}
 
 
-def encode(estimator, X, *, reset, allow_empty=False, check_count=True):
-    """The input boundary: any accepted ``X`` as :class:`RatingData`.
+def encode(estimator, X, *, reset, y=None, allow_empty=False):
+    """The input boundary: any accepted ``X`` (and the known labels ``y`` of
+    a fit) as one :class:`RatingData`.
 
     With ``reset=True`` (fit) this sets ``classes_``, ``n_features_in_`` and
     ``rater_ids_`` (and ``feature_names_in_`` for a wide DataFrame) on the
@@ -1310,11 +1333,14 @@ def encode(estimator, X, *, reset, allow_empty=False, check_count=True):
     rater column (code ``n_features_in_``) when ``unknown_raters="prior"``
     and ``X`` has raters not seen in fit.
 
+    ``y`` (see :func:`gold_per_item`) becomes ``gold``, the class code of
+    each item's known label; with ``reset=True`` its labels count among the
+    classes (:func:`add_gold_classes`), so they are counted against the
+    model's fewest classes only once they have joined.
+
     An ``X`` without items is a ValueError (``fit`` says it has no ratings);
     ``allow_empty=True`` is for the Dask path, which builds the empty
     results of empty partitions and its meta from the in-memory code.
-    ``check_count=False`` leaves the count of classes to the caller (a fit
-    with known labels, which can add classes: :func:`fit_classes`).
     """
     ratings, form, scale = to_ratings(estimator, X, reset=reset)
     if not reset and not allow_empty and len(ratings) == 0:
@@ -1326,6 +1352,7 @@ def encode(estimator, X, *, reset, allow_empty=False, check_count=True):
             "nothing to predict or score."
         )
     n_raters = None
+    codes = None
     if reset:
         if form == "wide":
             # the column names; scikit-learn sets ``feature_names_in_`` only
@@ -1343,7 +1370,7 @@ def encode(estimator, X, *, reset, allow_empty=False, check_count=True):
             raise ValueError(NO_RATINGS)
         labels = _check_wide_labels(ratings.label) if (
             form == "wide" and estimator.classes is None and scale is None) else ratings.label
-        codes = fit_classes(estimator, labels, scale, check_count)
+        codes = fit_classes(estimator, labels, scale, check_count=y is None)
         if labels is not ratings.label:
             codes = None
     elif form in ("long", "ratings"):
@@ -1353,25 +1380,169 @@ def encode(estimator, X, *, reset, allow_empty=False, check_count=True):
             n_raters = estimator.n_features_in_ + 1
     else:
         rater = ratings._rater
-    if not reset or codes is None:
+    if codes is None:
         codes = encode_labels(ratings.label, estimator.classes_)
-    data = RatingData(
-        ratings._item,
-        rater,
-        codes,
-        ratings._item_ptr,
-        n_raters=n_raters or estimator.n_features_in_,
-        n_classes=len(estimator.classes_),
-        item_ids=ratings.item_ids,
-        item_name=_item_name(X, form),
-        form=form,
-        ratings=ratings,
-    )
-    if form == "long":
-        # the table (its rows are ratings), to tell one of its columns from
-        # per-item values (see check_not_a_rating_column); a reference, not a copy
-        data.table = X
-    return data
+    # the table (its rows are ratings), to tell one of its columns from
+    # per-item values (see check_not_a_rating_column); a reference, not a copy
+    table = X if form == "long" else None
+    item_name = item_name_of(X, form)
+    gold = None
+    if y is not None:
+        check_not_a_column_of(y, table, len(ratings), item_name, "y")
+        positions, labels = gold_per_item(y, ratings.item_ids, ids_are_rows=form == "matrix")
+        if reset:
+            if add_gold_classes(estimator, y, labels):
+                codes = encode_labels(ratings.label, estimator.classes_)
+            check_class_count(estimator)
+        gold = gold_codes(len(ratings), positions, labels, estimator.classes_)
+    return _encoded(ratings, rater, codes, n_raters or estimator.n_features_in_,
+                    len(estimator.classes_), form, item_name=item_name, gold=gold,
+                    table=table)
+
+
+def _encoded(ratings, rater, codes, n_raters, n_classes, form, **fields):
+    """The one place a :class:`RatingData` is built from a :class:`Ratings`
+    (its items, in order) and the model's rater and label codes."""
+    return RatingData(ratings._item, rater, codes, ratings._item_ptr, n_raters=n_raters,
+                      n_classes=n_classes, item_ids=ratings.item_ids, form=form,
+                      ratings=ratings, **fields)
+
+
+def with_gold_labels(labels, gold_labels):
+    """The ratings' labels and y's, for the classes: integral gold values
+    keep integer ratings' dtype (y arrives as floats when it has NaN)."""
+    if (labels.dtype.kind in "iu" and gold_labels.dtype.kind == "f"
+            and np.all(gold_labels == np.round(gold_labels))):
+        gold_labels = gold_labels.astype(labels.dtype)
+    return np.concatenate([labels, gold_labels])
+
+
+def add_gold_classes(estimator, y, labels):
+    """Add what the known labels ``y`` name (:func:`gold_levels`: its known
+    ``labels``, and a categorical y's categories) to ``estimator.classes_``
+    unless ``classes=`` names the scale; returns whether the classes grew.
+    The same for fit and a stream's first batch, whether the classes came
+    from the labels or a categorical column's categories."""
+    levels = gold_levels(y, labels)
+    if estimator.classes is not None or not len(levels):
+        return False
+    if (estimator.classes_.dtype.kind == "O") != (levels.dtype.kind == "O"):
+        raise ValueError("The labels of y and of the ratings are of different types "
+                         "(numbers and strings).")
+    union = np.unique(with_gold_labels(estimator.classes_, levels))
+    if len(union) == len(estimator.classes_):
+        return False
+    estimator.classes_ = union
+    return True
+
+
+def gold_codes(n_items, positions, labels, classes):
+    """The class code of each item's known label (-1: not known), from
+    :func:`gold_per_item`'s ``positions`` and ``labels``."""
+    gold = np.full(n_items, -1, dtype=np.int32)
+    # integral floats (y with NaN) as the classes' integers: an error then
+    # names the label 2, not 2.0
+    labels = with_gold_labels(classes[:0], labels)
+    try:
+        gold[positions] = encode_labels(labels, classes)
+    except ValueError as error:
+        raise ValueError(f"y: {error}") from None
+    return gold
+
+
+def encode_batch(estimator, X, y, *, first):
+    """A batch of a ``partial_fit`` stream as :class:`RatingData`: raters
+    matched by id to those the stream has seen (``estimator.rater_ids_``),
+    raters not seen before appended after them, classes fixed by the
+    ``first`` batch (with ``y``'s labels) or by ``classes``.
+
+    Nothing is recorded on ``estimator`` (a refused batch leaves it as it
+    was): returns the batch, the number of raters seen before it, the
+    stream's rater ids and classes with this batch, and whether the raters
+    are still only column positions (every batch an unnamed matrix).
+    """
+    # Read on a copy: scikit-learn's validation sets n_features_in_.
+    reader = copy.copy(estimator)
+    # every form read as fit reads it (a long-form DataFrame is ratings,
+    # not a matrix whose raters are called item, rater and label)
+    ratings, form, scale = to_ratings(reader, X, reset=True)
+    if y is not None and form == "long":
+        # as fit: a column of the table is one value per rating
+        check_not_a_column_of(y, X, len(ratings), long_columns(X.columns)[0], "y")
+    if form == "matrix" and not first and ratings.shape[1] != estimator.n_features_in_:
+        # Unnamed columns are raters by position: another count
+        # cannot be matched (a Ratings or named columns can).
+        raise ValueError(
+            f"X has {ratings.shape[1]} features, but {type(estimator).__name__} is "
+            f"expecting {estimator.n_features_in_} features as input (unnamed columns are "
+            "raters by position); pass a Ratings (or a DataFrame with rater names as "
+            "columns) for batches with other raters."
+        )
+    ids = np.asarray(ratings.rater_ids)
+    # Every batch, not only the first: a later batch of unrated items
+    # would blend in empty statistics with weight eta_t and shrink the
+    # stream's rater counts toward the prior.
+    if ratings.n_ratings == 0:
+        raise ValueError(NO_RATINGS)
+    gold = None
+    if first:
+        gold = None if y is None else gold_per_item(
+            y, ratings.item_ids, ids_are_rows=form == "matrix")
+        fit_classes(reader, ratings.label, scale, check_count=gold is None)
+        if gold is not None:
+            # as fit: y's labels join the classes, also a scale's
+            add_gold_classes(reader, y, gold[1])
+            check_class_count(reader)
+        known = ids
+    else:
+        known = np.asarray(estimator.rater_ids_)
+        if estimator.classes is not None:
+            declared = check_classes(estimator.classes)
+            if declared.tolist() != estimator.classes_.tolist():
+                # set_params(classes=...) after the first batch would be
+                # ignored by the stream, silently
+                raise ValueError(
+                    f"classes is {declared.tolist()!r}, but this stream began with the "
+                    f"classes {estimator.classes_.tolist()!r}: partial_fit keeps the "
+                    "classes of its first batch. Start a new stream (fit, or partial_fit "
+                    "on clone(model)) with the new classes."
+                )
+    classes = reader.classes_
+    try:
+        order = np.argsort(known, kind="stable")
+        pos = np.minimum(np.searchsorted(known[order], ids), len(known) - 1)
+        seen = known[order][pos] == ids
+    except TypeError:
+        raise ValueError("Rater ids are not comparable with those seen before.") from None
+    codes = np.where(seen, order[pos], -1)
+    new = np.flatnonzero(~seen)
+    codes[new] = len(known) + np.arange(len(new))
+    rater_ids = known
+    if len(new):
+        # One type for all rater ids, as in a Ratings (numpy would
+        # turn a number into a string here: rater 5 into '5').
+        try:
+            unique_codes(np.concatenate([known.astype(object), ids[new].astype(object)]),
+                         what="rater")
+        except ValueError:
+            raise ValueError(
+                f"The rater ids of this batch ({show(ids[new][0])}, ...) are not of the "
+                f"type of those seen before ({show(known[0])}, ...): rater ids must all "
+                "be of one type (numbers or strings)."
+            ) from None
+        rater_ids = np.concatenate([known, ids[new]])
+    try:
+        label_codes = encode_labels(ratings.label, classes)
+    except ValueError as error:
+        raise ValueError(f"{error} partial_fit keeps the classes of its first batch: "
+                         "declare them all with classes=[...].") from None
+    if y is not None:
+        gold = gold_codes(len(ratings), *gold_per_item(
+            y, ratings.item_ids, ids_are_rows=form == "matrix"), classes)
+    data = _encoded(ratings, codes.astype(np.int32)[ratings._rater], label_codes,
+                    len(rater_ids), len(classes), "ratings", gold=gold)
+    by_position = form == "matrix" and (first or estimator._raters_by_position)
+    return data, len(known), rater_ids, classes, by_position
 
 
 def check_not_a_rating_column(values, data, what):
@@ -1383,8 +1554,7 @@ def check_not_a_rating_column(values, data, what):
     With one rating per item a per-item Series can have the very index of
     the table's rows (items 0..n-1 in a table with the default row labels),
     so the index alone does not tell; see :func:`_misread_column`."""
-    check_not_a_column_of(values, getattr(data, "table", None), data.n_items,
-                          data.item_name, what)
+    check_not_a_column_of(values, data.table, data.n_items, data.item_name, what)
 
 
 def check_not_a_column_of(values, table, n_items, item_name, what):
@@ -1430,11 +1600,11 @@ def _misread_column(values, table, item_column):
         return False
     by_row = values.to_numpy(dtype=object)
     by_id = values.reindex(items.to_numpy()).to_numpy(dtype=object)
-    same = (by_row == by_id) | (_is_missing(by_row) & _is_missing(by_id))
+    same = (by_row == by_id) | (is_missing(by_row) & is_missing(by_id))
     return not np.all(same)
 
 
-def _item_name(X, form):
+def item_name_of(X, form):
     if form == "long":
         return long_columns(X.columns)[0]
     if form == "wide":
@@ -1447,7 +1617,7 @@ def check_groups_present(groups, item_ids):
     one is a ValueError naming it (``item_ids`` in the order of ``groups``,
     or None for row numbers).  NaN was fitted as a group of its own before,
     silently, and None was 'groups must all be of one comparable type'."""
-    missing = _is_missing(groups)
+    missing = is_missing(groups)
     if np.any(missing):
         row = int(np.argmax(missing))
         item = row if item_ids is None else np.asarray(item_ids)[row]
@@ -1525,3 +1695,10 @@ def fixed_class_prior(values, classes, allowed=""):
             f"one per class; got {values!r}."
         )
     return prior
+
+
+# The names under which skcrowd/_dask.py imports these functions.
+_as_label_array = as_label_array
+_categories = label_categories
+_kept_label_dtype = kept_label_dtype
+_unique_codes = unique_codes

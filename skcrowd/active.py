@@ -28,8 +28,8 @@ import numpy as np
 from scipy.special import xlogy
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import CrowdEstimator
-from ._ratings import (Ratings, _item_name, aligned_by_id, input_form, loaded_pandas, show,
+from ._base import CrowdEstimator, per_item_result
+from ._ratings import (Ratings, aligned_by_id, input_form, item_name_of, loaded_pandas, show,
                        to_ratings)
 
 __all__ = ["expected_information_gain", "information_gain_ranking", "uncertainty_ranking"]
@@ -112,13 +112,10 @@ def _by_item_id(model, X, item_ids, values, name):
     positions in the sorted ids would be hidden knowledge) or with
     ``set_output(transform="pandas")``; else the array."""
     form = input_form(X)
-    # the models' own rule and index (CrowdEstimator._pandas_results,
-    # _item_index), on what they read from the encoded X
+    # the models' own rule and index, on what they read from the encoded X
     read = SimpleNamespace(form=form, n_items=len(values), item_ids=item_ids,
-                           item_name=_item_name(X, form))
-    if not model._pandas_results(read):
-        return values
-    return loaded_pandas().Series(values, index=model._item_index(read), name=name)
+                           item_name=item_name_of(X, form))
+    return per_item_result(model, read, values, name)
 
 
 def _ranked(gain):

@@ -1,6 +1,6 @@
-"""Posterior predictive checks for any fitted model with ``sample`` (DESIGN §6.6).
+"""Posterior predictive checks for any fitted model with ``sample``.
 
-Following the seed (Carpenter, "crowdsourcing with difficulty", section
+Following Carpenter (2024, "Crowdsourcing with Difficulty", section
 *Empirical Evaluations*), ratings are replicated on the observed design (the
 same item/rater pairs) from the fitted model and two test statistics are
 compared with the data:
@@ -19,7 +19,7 @@ in either tail of its replicates.
 Replicates plug in the fitted rater parameters; the true class is drawn from
 the class prior and item-level effects (where the model has them, e.g.
 :class:`~skcrowd.IRT3PL`) from each item's posterior.  Rater uncertainty is
-ignored, so the check is somewhat stricter than the seed's full-posterior
+ignored, so the check is somewhat stricter than the paper's full-posterior
 check.
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import CrowdEstimator
+from ._base import CrowdEstimator, encode_for, sample_label_codes
 from ._baselines import MajorityVote
 from ._ratings import check_positive_int, encode_labels, to_ratings
 
@@ -152,7 +152,7 @@ def posterior_predictive_check(model, X, *, n_replicates=1000, random_state=None
     Returns
     -------
     result : PredictiveCheck
-        ``p_values["rater"]`` and ``p_values["ratings"]`` as in the seed's
+        ``p_values["rater"]`` and ``p_values["ratings"]`` as in Carpenter's
         table, plus the observed and replicated statistics (for plots).
 
     Examples
@@ -176,13 +176,12 @@ def posterior_predictive_check(model, X, *, n_replicates=1000, random_state=None
 
     if isinstance(model, CrowdEstimator):
         # Encode once and draw label codes directly: no re-encoding per replicate.
-        data = model._encode(X, reset=False)
-        model = model._with_unknown_raters(data)
+        data, model = encode_for(model, X)
         item, rater, codes = data.item, data.rater, data.label
         n_items, n_raters, n_classes = data.n_items, data.n_raters, data.n_classes
 
         def replicate():
-            return model._sample_labels(data, rng)
+            return sample_label_codes(model, data, rng)
     else:
         ratings = _read_ratings(X)
         classes = np.unique(ratings.label)

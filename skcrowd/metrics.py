@@ -25,8 +25,8 @@ from ._agreement import (
     posterior_entropy,
     uncertainty,
 )
-from ._ratings import (_as_label_array, _is_missing, _missing_any, aligned_by_id,
-                       check_positive_int, encode_groups, input_form, loaded_pandas, show)
+from ._ratings import (aligned_by_id, as_label_array, check_positive_int, encode_groups,
+                       input_form, is_missing, loaded_pandas, missing_any, show)
 
 __all__ = [
     "gold_accuracy",
@@ -98,17 +98,17 @@ def gold_accuracy(y_true, y_pred):
         raise ValueError(
             f"y_true and y_pred have different lengths: {len(y_true)} and {len(y_pred)}."
         )
-    known = ~_missing_any(y_true)
+    known = ~missing_any(y_true)
     if not np.any(known):
         raise ValueError("y_true has no known (non-missing) label.")
-    unpredicted = known & _missing_any(y_pred)
+    unpredicted = known & missing_any(y_pred)
     if np.any(unpredicted):
         # was "Labels must be finite; found inf" (NaN) or a TypeError (None)
         row = int(np.argmax(unpredicted))
         raise ValueError(f"y_pred is missing (NaN or None) for item "
                          f"{show(row if ids is None else ids[row])}, whose gold is known.")
-    truth = _as_label_array(y_true[known], "y_true")
-    pred = _as_label_array(y_pred[known], "y_pred")
+    truth = as_label_array(y_true[known], "y_true")
+    pred = as_label_array(y_pred[known], "y_pred")
     if (truth.dtype.kind == "O") != (pred.dtype.kind == "O"):
         # 1 never equals "1": gold read as strings (from a CSV) scored 0, silently
         raise ValueError("y_true and y_pred hold labels of different types (numbers and "
@@ -207,7 +207,7 @@ def _numbers(values, name):
         # a missing truth or prediction (None, pd.NA, pd.NaT in an object
         # array, as a nullable Int64 column with a gap gives) is NaN: an
         # item without it is skipped, not "not a number"
-        values = np.where(_is_missing(values), np.nan, values)
+        values = np.where(is_missing(values), np.nan, values)
     try:
         return values.astype(np.float64)
     except (TypeError, ValueError):
@@ -390,8 +390,8 @@ def ndcg(y_true, y_pred, groups, *, gain="exponential", k=None):
 
 
 def ordinal_scores(y_true, y_pred, groups=None, **ndcg_params):
-    """The three metrics of the seed's Table 1 as a dict: ``mse``,
-    ``correlation`` and (when ``groups`` is given) ``ndcg``.
+    """The three metrics of Table 1 of Lakshminarayanan & Teh (2013) as a
+    dict: ``mse``, ``correlation`` and (when ``groups`` is given) ``ndcg``.
 
     Parameters
     ----------

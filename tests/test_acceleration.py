@@ -14,7 +14,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from skcrowd import GLAD, IRT3PL, MACE, DawidSkene, OrdinalMixture, datasets
-from skcrowd._base import Progress
+from skcrowd._loop import Progress
 from skcrowd.datasets import make_dawid_skene, make_glad, make_irt, make_mace, make_ordinal
 
 

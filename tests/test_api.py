@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from sklearn.pipeline import make_pipeline
 from sklearn.linear_model import LogisticRegression
 
-from skcrowd import MACE, DawidSkene, MajorityVote, MeanRating, MedianRating, Ratings
+from skcrowd import (GLAD, IRT3PL, MACE, DawidSkene, MajorityVote, MeanRating, MedianRating,
+                     OrdinalMixture, Ratings)
 
 MODELS = [DawidSkene, MACE, MajorityVote, MeanRating, MedianRating]
 
@@ -201,3 +202,91 @@ def test_verbose_prints_progress(capsys):
     DawidSkene(verbose=2, max_iter=3, tol=0).fit(X)
     out = capsys.readouterr().out
     assert "[DawidSkene restart 1/1] started" in out and "iteration 3 " in out
+
+
+# -- unexpected fit arguments ---------------------------------------------------------
+@pytest.mark.parametrize("Model", [MajorityVote, MeanRating, MedianRating, DawidSkene,
+                                   GLAD, IRT3PL, OrdinalMixture])
+@pytest.mark.parametrize("argument", ["foo", "groups"])
+def test_unexpected_fit_argument_names_the_public_method(Model, argument):
+    """Non-regression: fit(X, foo=1) named a private method in its TypeError."""
+    if Model is OrdinalMixture and argument == "groups":
+        return  # OrdinalMixture takes groups
+    X = np.array([[1, 2, 1], [2, 2, np.nan], [1, 1, 2]], dtype=float)
+    for method in ("fit", "fit_predict"):
+        with pytest.raises(TypeError) as info:
+            getattr(Model(), method)(X, **{argument: np.arange(3)})
+        message = str(info.value)
+        assert f"{Model.__name__}.fit" in message and repr(argument) in message
+        assert "_fit" not in message and "._" not in message
+
+
+
+
+# -- empty input at predict time ---------------------------------------------------------
+def _empty_forms(X):
+    import pandas as pd
+
+    from skcrowd import Ratings
+
+    R = Ratings.from_matrix(X)
+    return {"long": R.to_long().iloc[:0], "ratings": R[[]],
+            "wide": pd.DataFrame(X).iloc[:0], "array": X[:0]}
+
+
+@pytest.mark.parametrize("name", ["DawidSkene", "GLAD", "IRT3PL", "MACE", "MajorityVote",
+                                  "MeanRating", "MedianRating", "OrdinalMixture"])
+def test_empty_input_after_fit_is_a_value_error_naming_it(name):
+    """Non-regression: empty input after fit gave empty results and score() NaN."""
+    # A long table with no rows (or a Ratings with no items) gave empty
+    # predictions and score() = nan (the mean of nothing); arrays and wide
+    # frames already got scikit-learn's "Found array with 0 sample(s)".
+    import skcrowd
+    from skcrowd.metrics import consistency, posterior_entropy, uncertainty
+
+    from test_common import all_estimators, fast_instance
+
+    assert name in {c.__name__ for c in all_estimators()}  # the list is every estimator
+    X = np.array([[0, 0, 1, np.nan], [1, 1, 1, 0], [0, np.nan, 0, 0], [1, 0, 1, 1]] * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = fast_instance(getattr(skcrowd, name)).fit(X)
+    methods = ["predict", "predict_proba", "score", "score_samples", "transform",
+               "item_table"]
+    metrics = [lambda E: posterior_entropy(model, E), lambda E: uncertainty(model, E)]
+    if model._prediction_name == "label":
+        metrics.append(lambda E: consistency(model, E))
+    for form, empty in _empty_forms(X).items():
+        message = "0 sample" if form in ("wide", "array") else "X is empty: it has no items"
+        calls = [getattr(model, m) for m in methods if hasattr(model, m)] + metrics
+        for call in calls:
+            with pytest.raises(ValueError, match=message):
+                call(empty)
+
+
+def test_fitting_a_table_without_rows_does_not_say_its_entries_are_missing():
+    """Non-regression: fit on a table without rows said every entry was missing."""
+    # fit on a long table with no rows said "every entry is missing": there
+    # are no entries; the message now covers both cases, in memory and on Dask
+    pd = pytest.importorskip("pandas")
+    empty = pd.DataFrame({"item": [], "rater": [], "label": []})
+    with pytest.raises(ValueError, match=r"X has no ratings \(no rows, or every entry "
+                                         r"missing\): nothing to fit\."):
+        DawidSkene().fit(empty)
+    with pytest.raises(ValueError, match=r"X has no ratings \(no rows, or every entry"):
+        DawidSkene().fit(np.full((3, 2), np.nan))
+
+
+
+
+# -- n_jobs --------------------------------------------------------------------------
+@pytest.mark.parametrize("Model", [DawidSkene, GLAD, IRT3PL, OrdinalMixture])
+def test_n_jobs_zero_is_refused_as_joblib_refuses_it(Model):
+    """Non-regression: n_jobs=0 ran on every core without a word."""
+    # n_jobs=0 ran on every core (max(1, available + 1 + 0)) without a word
+    X = np.array([[1, 1, 2, 1], [2, 2, 1, 2], [1, 1, 1, 1], [1, 1, 2, 2], [2, 2, 2, 1],
+                  [1, 1, 1, np.nan]])
+    with pytest.raises(ValueError, match="'n_jobs' parameter"):
+        Model(n_jobs=0).fit(X)
+    for n_jobs in (None, 1, -1, -100):
+        Model(n_jobs=n_jobs, max_iter=2, n_init=1).fit(X)

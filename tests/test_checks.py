@@ -44,8 +44,9 @@ def test_statistics_match_a_naive_count(n_classes):
 
 
 def test_caries_rejects_dawid_skene_and_keeps_difficulty_models(caries):
-    """The seed's conclusion: ABC (Dawid–Skene) fails the ratings check,
-    A and AB (IRT 2PL / 1PL with sens/spec) pass."""
+    """Carpenter's conclusion (Crowdsourcing with Difficulty): ABC
+    (Dawid–Skene) fails the ratings check, A and AB (IRT 2PL / 1PL with
+    sens/spec) pass."""
     ds = DawidSkene().fit(caries)
     assert posterior_predictive_check(ds, caries, random_state=0).p_values["ratings"] < 0.01
     abc = IRT3PL.from_tag("abc", random_state=0).fit(caries)

@@ -2,6 +2,7 @@
 
 import csv
 import gzip
+import io
 import subprocess
 import sys
 
@@ -491,3 +492,79 @@ def test_demo_fits_are_the_same_on_every_run():
         first, _ = cli._demo_fit(name, ratings)
         second, _ = cli._demo_fit(name, ratings)
         assert np.array_equal(first, second)
+
+
+# -- user errors are one line --------------------------------------------------------
+@pytest.fixture
+def csv_dir(tmp_path):
+    files = {
+        "short.csv": b"item,rater,label\n1,a,x\n1,b,y\n2,a\n",
+        "binary.csv": b"item,rater,label\n1,a,\xff\n",
+        "three.csv": b"item,rater,label\n1,a,0\n1,b,1\n1,c,2\n2,a,0\n",
+        "yes_no.csv": b"item,rater,label\n1,a,yes\n1,b,no\n2,a,yes\n",
+        "inf.csv": b"item,rater,label\n1,a,inf\n1,b,1\n2,a,0\n",
+        "bom.csv": b"\xef\xbb\xbfitem,rater,label\n1,a,0\n1,b,1\n2,a,0\n2,b,0\n",
+    }
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+    (tmp_path / "folder").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize("args, message", [
+    (["aggregate", "{d}/missing.csv"], "missing.csv: No such file"),
+    (["aggregate", "{d}/folder"], "folder: Is a directory"),
+    (["aggregate", "{d}/binary.csv"], "not UTF-8 text"),
+    (["aggregate", "{d}/bom.csv", "-o", "{d}/nowhere/out.csv"], "no directory"),
+    (["aggregate", "{d}/short.csv"], "line 4: the row has 2 field"),
+    (["aggregate", "{d}/three.csv", "--model", "irt3pl"], "binary ratings"),
+    (["aggregate", "{d}/yes_no.csv", "--model", "ordinal"], "numeric labels"),
+    (["aggregate", "{d}/inf.csv"], "finite"),
+    # a label "nan" is a missing marker, not rated (tests/test_cli.py)
+    (["raters", "{d}/missing.csv"], "No such file"),
+])
+def test_cli_user_errors_are_one_line_on_stderr(csv_dir, capsys, args, message):
+    """Non-regression: the CLI printed tracebacks for user errors."""
+    code = cli.main([a.format(d=csv_dir) for a in args])
+    captured = capsys.readouterr()
+    assert code == 1
+    errors = [line for line in captured.err.splitlines() if line.startswith("skcrowd: error")]
+    assert len(errors) == 1, captured.err
+    assert message in errors[0]
+    assert "Traceback" not in captured.err
+    assert captured.out == ""
+
+
+def test_cli_reads_a_utf8_bom_header(csv_dir, capsys):
+    """Non-regression: a UTF-8 BOM was read as part of the first column name."""
+    assert cli.main(["aggregate", str(csv_dir / "bom.csv")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("item,label,probability")
+    assert [line.split(",")[0] for line in lines[1:]] == ["1", "2"]
+
+
+def test_cli_dash_reads_standard_input(csv_dir, capsys, monkeypatch):
+    """Non-regression: '-' was read as a file name, not standard input."""
+    content = (csv_dir / "bom.csv").read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(content)))
+    assert cli.main(["aggregate", "-", "--model", "majority-vote"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("item,label,probability") and len(lines) == 3
+
+
+def test_cli_dash_reads_standard_input_in_a_subprocess(csv_dir):
+    """Non-regression: '-' did not read standard input in a real process."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "skcrowd.cli", "aggregate", "-",
+                             "--model", "majority-vote"],
+                            input=(csv_dir / "bom.csv").read_bytes(), capture_output=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().splitlines()[0].startswith("item,label,probability")
+    missing = subprocess.run([sys.executable, "-m", "skcrowd.cli", "aggregate",
+                              str(csv_dir / "missing.csv")], capture_output=True, timeout=300)
+    assert missing.returncode == 1
+    assert missing.stderr.decode().strip().count("\n") == 0
+    assert b"Traceback" not in missing.stderr

@@ -1,6 +1,6 @@
 """The input boundary with pandas: long-form and wide DataFrames, the rule
 that tells them apart, missing values in every dtype, and the data layer's
-label rules (issue 11 bugs 4 and 6)."""
+label rules."""
 
 import warnings
 
@@ -340,7 +340,7 @@ def test_nothing_the_user_passed_is_modified():
         pd.testing.assert_frame_equal(X, original)
 
 
-# -- label rules (issue 11) -------------------------------------------------------
+# -- label rules --------------------------------------------------------------------
 
 def test_bug4_nan_in_classes_is_named():
     X = np.array([[0, 1], [1, 1]])

@@ -5,14 +5,15 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import integrate
+from scipy import integrate, stats
 from scipy.special import expit, logsumexp
 from scipy.stats import norm, spearmanr
 from sklearn.exceptions import ConvergenceWarning
 
 from skcrowd import GLAD, MajorityVote, Ratings
 from skcrowd.cli import main as cli_main
-from skcrowd.datasets import load_bluebirds, load_dog, load_rte, load_web, make_glad
+from skcrowd.datasets import (load_bluebirds, load_dog, load_rte, load_trec2010, load_web,
+                              make_glad)
 from skcrowd._kernels import _glad as kernels
 
 
@@ -490,3 +491,127 @@ def test_objective_is_the_marginal_log_posterior(class_prior, accelerate):
                                                    rel=1e-10), max_iter
     # a prior term left out would show: the priors weigh in on this data
     assert abs(np.sum(norm.logpdf(model.rater_ability_, 0.7, 1.3))) / len(TINY) > 0.1
+
+
+# -- fit_predict and predict find the same item mode -------------------------------------
+def _glad_item_objective(model, X, i, b):
+    """Item i's log posterior at each b (numpy), at the fitted abilities
+    (the Gaussian prior's constant left out)."""
+    b = np.atleast_1d(np.asarray(b, dtype=float))
+    rated = np.flatnonzero(~np.isnan(X[i]))
+    labels = np.searchsorted(model.classes_, X[i, rated])
+    K = len(model.classes_)
+    t = model.rater_ability_[rated][None, :] * np.exp(b)[:, None]
+    right = -np.logaddexp(0, -t)
+    wrong = -np.logaddexp(0, t) - np.log(K - 1)
+    ll = np.stack([np.where(labels == k, right, wrong).sum(axis=1) for k in range(K)], axis=1)
+    return (logsumexp(np.log(model.class_prior_) + ll, axis=1)
+            - 0.5 * (b - model.b_prior_mean) ** 2 / model.b_prior_std ** 2)
+
+
+def test_fit_predict_equals_fit_then_predict_on_two_modes():
+    """Non-regression: fit_predict differed from fit().predict (an item with two modes in b)."""
+    X = np.random.default_rng(22).integers(0, 6, (18, 8)).astype(float)
+    labels = GLAD(random_state=0).fit_predict(X)
+    model = GLAD(random_state=0).fit(X)
+    np.testing.assert_array_equal(labels, model.predict(X))
+    # Item 13 had two modes in b (one per class); the fit keeps the better.
+    grid = np.linspace(-5, 7, 2401)
+    b_fit = -np.log(model.item_difficulty_[13])
+    assert _glad_item_objective(model, X, 13, b_fit)[0] >= _glad_item_objective(
+        model, X, 13, grid).max() - 1e-9
+
+
+def test_item_inference_is_the_global_map_in_both_paths():
+    """Non-regression: fit_predict and predict ended at different modes of b.
+
+    On random sets with K = 6 and 8 raters (where 4 of 40 differed):
+    fit_predict equals predict, and every training item's b is the best
+    point of a fine grid."""
+    grid = np.linspace(-5, 7, 601)
+    for seed in range(40):
+        X = np.random.default_rng(seed).integers(0, 6, (18, 8)).astype(float)
+        model = GLAD(random_state=0)
+        labels = model.fit_predict(X)
+        np.testing.assert_array_equal(labels, model.predict(X), err_msg=f"seed {seed}")
+        items = model._infer_items(model._encode(X, reset=False))
+        np.testing.assert_allclose(items["log_beta"], -np.log(model.item_difficulty_),
+                                   atol=1e-4, err_msg=f"seed {seed}")
+        for i in range(len(X)):
+            best = _glad_item_objective(model, X, i, grid).max()
+            assert _glad_item_objective(model, X, i, items["log_beta"][i])[0] >= best - 1e-7
+
+
+def test_fit_predict_equals_predict_on_trec2010():
+    """Non-regression: fit_predict and predict disagreed on 2 TREC items.
+
+    On TREC 2010 the default GLAD's fit_predict and predict disagreed on
+    2 of 20,232 items: predict's search skipped the ascent that reaches the
+    item's better mode (tests/test_glad.py has the two items)."""
+    ratings = load_trec2010().ratings
+    model = GLAD()
+    labels = model.fit_predict(ratings)
+    np.testing.assert_array_equal(np.asarray(labels), np.asarray(model.predict(ratings)))
+
+
+# -- scores for wide b priors and many quadrature nodes ----------------------------------
+@pytest.fixture(scope="module")
+def binary_X():
+    return np.random.default_rng(0).integers(0, 2, (30, 5)).astype(float)
+
+
+@pytest.mark.parametrize("b_prior_std", [30.0, 100.0])
+def test_score_is_finite_for_a_wide_b_prior(binary_X, b_prior_std):
+    """Non-regression: the score was NaN for a wide b prior."""
+    model = GLAD(b_prior_std=b_prior_std).fit(binary_X)
+    assert np.all(np.isfinite(model.score_samples(binary_X)))
+    assert np.all(np.isfinite(model.predict_proba(binary_X)))
+    assert np.all(np.isfinite(model.objective_history_))
+
+
+def test_score_with_many_quadrature_nodes_matches_a_few(binary_X):
+    """Non-regression: the score was -inf from ~400 quadrature nodes (NaN weights)."""
+    few = GLAD(n_quadrature=60).fit(binary_X)
+    for n in (300, 500, 2000):
+        many = GLAD(n_quadrature=n).fit(binary_X)
+        np.testing.assert_allclose(many.score_samples(binary_X), few.score_samples(binary_X),
+                                   rtol=0, atol=1e-8)
+
+
+def test_b_prior_std_beyond_100_is_a_clear_error(binary_X):
+    """Non-regression: b_prior_std=1e3 gave a NaN fit instead of an error."""
+    with pytest.raises(ValueError, match="b_prior_std"):
+        GLAD(b_prior_std=1e3).fit(binary_X)
+
+
+def test_score_for_a_wide_prior_converges_to_adaptive_quadrature(binary_X):
+    """Non-regression: a wide prior's score was far from the integral.
+
+    A wide prior needs many nodes (measured: error 0.024 with 200 nodes
+    and b_prior_std=10, 2e-4 with 1000): the error shrinks as they grow."""
+    def errors(n_quadrature):
+        model = GLAD(b_prior_std=10.0, n_quadrature=n_quadrature).fit(binary_X)
+        scores = model.score_samples(binary_X)
+        out = []
+        for i in (0, 1, 2):
+            value, _ = integrate.quad(
+                lambda b: np.exp(_glad_item_objective(model, binary_X, i, b)[0]
+                                 + 0.5 * ((b - 1) / 10.0) ** 2) * stats.norm.pdf(b, 1, 10.0),
+                -60, 60, points=[-5, 0, 5, 10], epsabs=0, epsrel=1e-10, limit=500)
+            out.append(abs(scores[i] - np.log(value)))
+        return np.max(out)
+
+    coarse, fine = errors(200), errors(1000)
+    assert fine < 1e-3 and fine < coarse / 10
+
+
+def test_item_objective_is_finite_far_out_in_b():
+    """Non-regression: exp(±b) overflowed in the item objective far out in b."""
+    rater = np.array([0, 1, 2], dtype=np.int32)
+    label = np.array([0, 1, 1], dtype=np.int32)
+    alpha = np.array([0.0, 2.0, -3.0])
+    for b in (-800.0, 50.0, 800.0, 1e5):
+        value, gradient, hessian = kernels.item_objective(
+            0, 3, rater, label, alpha, np.log([0.5, 0.5]), b, 0.0, 1.0, 1e-8,
+            np.empty(2), np.array([1.0, 2.0]), np.empty(2), np.empty(3))
+        assert np.isfinite(value) and np.isfinite(gradient) and np.isfinite(hessian)

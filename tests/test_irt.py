@@ -333,7 +333,7 @@ def test_patterns_are_exact_compression(caries):
         model.fit(caries)
     data = model._encode(caries, reset=False)
     pat = _patterns(data)
-    assert pat["n_patterns"] == 32  # DESIGN §6.5: caries' 3,869 items, 32 patterns
+    assert pat["n_patterns"] == 32  # caries' 3,869 items have 32 rating patterns
     assert pat["count"].sum() == caries.shape[0]
     # the compressed log likelihood of each item equals an uncompressed run's:
     # the item scored alone (a pattern of one item)
@@ -494,14 +494,14 @@ def test_reductions_reach_their_item_effects(caries_fits, caries):
     assert np.all((full.item_guessing_ > 0) & (full.item_guessing_ < 1))
 
 
-def test_seed_priors_give_the_seeds_prevalence(caries):
-    """Held at the seed's priors, π matches the seed's posterior mean (Stan)."""
+def test_paper_priors_give_the_papers_prevalence(caries):
+    """Held at Carpenter's priors, π matches the paper's posterior mean (Stan)."""
     seed_pi = {"abc": 0.196, "ab": 0.206, "a": 0.201, "d": 0.059, "bd": 0.059}
     for tag, pi in seed_pi.items():
         model = IRT3PL.from_tag(tag, learn_item_prior=False, random_state=0).fit(caries)
         assert model.class_prior_[1] == pytest.approx(pi, abs=0.012), tag
         assert model.item_prior_ == {
-            k: v for k, v in skcrowd._irt.SEED_ITEM_PRIOR.items() if k in model.item_prior_
+            k: v for k, v in skcrowd._irt.PAPER_ITEM_PRIOR.items() if k in model.item_prior_
         }
 
 
@@ -751,7 +751,7 @@ def test_starts_seed_and_dawid_skene(caries):
         IRT3PL(init="nope").fit(caries)
 
 
-# -- gaps closed for issue 11 ----------------------------------------------------------------
+# -- output conventions ------------------------------------------------------------------------
 def test_predict_proba_columns_follow_classes(small):
     """Column 1 is P(z = 1): it grows with the share of positive ratings, and
     an item every rater calls positive is positive (a column swap fails)."""
@@ -806,9 +806,9 @@ def _irt_log_posterior(model, ratings, counts):
     Gauss–Hermite rule (``counts`` nodes per active dimension, scipy's
     probabilists' rule, weights normalised), P(correct) = λ + (1 - λ)
     σ(δ (α^z - β)) with β = σ_β u, log δ = σ_δ u, logit λ = μ_λ + σ_λ u; plus
-    the log priors up to constants (DESIGN §6.5): α^sens ~ N(1, 2),
+    the log priors up to constants (Carpenter's priors): α^sens ~ N(1, 2),
     α^spec ~ N(2, 2) (one accuracy: N(1, 2); one group without rater
-    effects), π ~ Beta(2, 2), and with learn_item_prior a N(seed, 1)
+    effects), π ~ Beta(2, 2), and with learn_item_prior a N(paper's value, 1)
     hyperprior on each log scale and on the guessing mean."""
     prior = model.item_prior_
     dims = model._dims()

@@ -1,6 +1,6 @@
 """OrdinalMixture: kernels against numpy/scipy references, the variational
-bound, parameter recovery, the API with groups, bad input, and the seed's
-TREC claims."""
+bound, parameter recovery, the API with groups, bad input, and the TREC
+claims of Lakshminarayanan & Teh (2013)."""
 
 import threading
 import warnings
@@ -766,7 +766,7 @@ def test_wrong_groups_length_at_predict(small):
         model.predict(small.X, groups=small.groups[:-1])
 
 
-# -- TREC 2010: the seed's claims ---------------------------------------------------------
+# -- TREC 2010: the paper's claims --------------------------------------------------------
 def test_trec_paper_preprocessing(trec):
     r = trec.ratings
     assert r.n_ratings == 91_783
@@ -854,7 +854,7 @@ def _gamma_kl_ref(shape, rate, prior_shape, prior_rate):
 
 
 def _ordinal_bound(model, R, groups=None):
-    """F (DESIGN §6.4) at the fitted rater factors q(τ_n), ε_n, (α, β),
+    """F (Lakshminarayanan & Teh 2013) at the fitted rater factors q(τ_n), ε_n, (α, β),
     q(δ) and the items' q(z_m) = N(item_mean_, item_std_²), with q(x | y=1)
     and ω at their optimal coordinate updates:
 
@@ -978,3 +978,57 @@ def test_item_uniforms_from_precomputed_keys(ids):
         np.testing.assert_array_equal(item_uniforms(None, seed, keys), u)
         assert np.all((u > 0) & (u < 1))
     assert len(np.unique(item_uniforms(ids, 3))) == len(ids)
+
+
+# -- the Gaussian link's scores ------------------------------------------------------
+#: small graded ratings on the scale 1..3
+GRADED_X = np.array([[1, 2, 3, np.nan], [3, 3, 2, 3], [1, np.nan, 1, 2], [2, 2, 3, 3],
+                     [3, 3, 3, 2], [1, 1, 2, np.nan]])
+
+
+@pytest.mark.parametrize("spam", [True, False])
+def test_gaussian_link_score_is_finite(spam):
+    """Non-regression: OrdinalMixture(link="gaussian") scored -inf / NaN."""
+    model = OrdinalMixture(link="gaussian", spam=spam, n_init=1).fit(GRADED_X)
+    scores = model.score_samples(GRADED_X)
+    assert np.all(np.isfinite(scores)), scores
+    assert np.isfinite(model.score(GRADED_X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = make_ordinal(random_state=0)
+        fitted = OrdinalMixture(link="gaussian", spam=spam, n_init=1, max_iter=100).fit(data.X)
+    assert np.all(np.isfinite(fitted.score_samples(data.X)))
+
+
+def test_gaussian_link_score_matches_dense_integration():
+    """Non-regression: the Gaussian link's score was -inf (infinite outer bins).
+
+    p(r | z) = ε N(value_r; z, 1/τ̄δ̄) width_r + (1 - ε) π_r, z over its
+    prior: the density-times-width mass with the finite bins."""
+    model = OrdinalMixture(link="gaussian", n_init=1).fit(GRADED_X)
+    ours = model.score_samples(GRADED_X)
+    z = np.linspace(-40, 45, 40001)
+    log_prior = stats.norm.logpdf(z, model.classes_.mean(), 1 / np.sqrt(model.prior_precision))
+    width = np.diff(model.thresholds_)
+    spam = 1.0 / len(model.classes_)
+    rho = model.rater_precision_ * model.group_difficulty_[0]
+    eps = model.rater_reliability_
+    for i, row in enumerate(GRADED_X):
+        total = log_prior.copy()
+        for j in np.flatnonzero(~np.isnan(row)):
+            k = np.searchsorted(model.classes_, row[j])
+            density = stats.norm.pdf(model.classes_[k], z, 1 / np.sqrt(rho[j]))
+            total += np.log(eps[j] * density * width[k] + (1 - eps[j]) * spam)
+        assert ours[i] == pytest.approx(np.log(simpson(np.exp(total), x=z)), abs=1e-6)
+
+
+def test_grid_search_over_link_compares_finite_scores():
+    """Non-regression: a grid search over link compared NaN scores."""
+    from sklearn.model_selection import GridSearchCV
+
+    data = make_ordinal(n_items=120, n_raters=10, ratings_per_item=4, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = GridSearchCV(OrdinalMixture(n_init=1, max_iter=100),
+                              {"link": ["ordinal", "gaussian"]}, cv=3).fit(data.ratings)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))

@@ -180,7 +180,7 @@ def test_near_deterministic_raters_give_finite_output(name):
 
 
 #: Every prior hyperparameter of every model (IRT3PL has none: its priors
-#: are the seed's, fixed), swept from 1e-8 to 1e8 (means from -1e8 to 1e8),
+#: are Carpenter's, fixed), swept from 1e-8 to 1e8 (means from -1e8 to 1e8),
 #: one at a time, with the settings that make it matter.
 PRIOR_SWEEPS = [
     (DawidSkene, {}, "prior_correct", "scale"),

@@ -169,13 +169,13 @@ def test_hashed_ids_and_labels_equal_numpy(values, pandas_loaded, monkeypatch):
     if not pandas_loaded:
         monkeypatch.setattr(_ratings, "loaded_pandas", lambda: None)
     ids, codes = np.unique(values, return_inverse=True)
-    got_ids, got_codes = _ratings._unique_codes(values)
+    got_ids, got_codes = _ratings.unique_codes(values)
     assert got_ids.dtype == object and got_codes.dtype == np.int32
     np.testing.assert_array_equal(got_ids, ids)
     np.testing.assert_array_equal(got_ids[got_codes], ids[codes])
     np.testing.assert_array_equal(got_codes, codes)
     shuffled = ids[np.random.default_rng(0).permutation(len(ids))]
-    _, positions = _ratings._unique_codes(values, shuffled)
+    _, positions = _ratings.unique_codes(values, shuffled)
     np.testing.assert_array_equal(shuffled[positions], ids[codes])
     if len(values) and isinstance(values[0], str):
         classes, label_codes = _ratings._unique_labels(values, codes=True)
@@ -187,7 +187,7 @@ def test_hashed_ids_and_labels_equal_numpy(values, pandas_loaded, monkeypatch):
             encode_labels(values, ids[ids != first])
         with pytest.raises(ValueError,
                            match=f"rater '{first}' is not among the given rater_ids"):
-            _ratings._unique_codes(values, ids[ids != first], "rater")
+            _ratings.unique_codes(values, ids[ids != first], "rater")
 
 
 @pytest.mark.parametrize("pandas_loaded", [True, False])
@@ -197,11 +197,11 @@ def test_hashed_ids_keep_numpys_errors(pandas_loaded, monkeypatch):
     if not pandas_loaded:
         monkeypatch.setattr(_ratings, "loaded_pandas", lambda: None)
     with pytest.raises(ValueError, match="item ids must all be of one type"):
-        _ratings._unique_codes(np.array(["a", 1, "b"], dtype=object))
+        _ratings.unique_codes(np.array(["a", 1, "b"], dtype=object))
     # unhashable ids (lists) go to np.unique, which orders lists
     lists = np.empty(3, dtype=object)
     lists[:] = [[2], [1], [2]]
-    ids, codes = _ratings._unique_codes(lists)
+    ids, codes = _ratings.unique_codes(lists)
     assert ids.tolist() == [[1], [2]] and codes.tolist() == [1, 0, 1]
 
 

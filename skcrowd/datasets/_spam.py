@@ -11,8 +11,8 @@ __all__ = ["add_fake_spam"]
 def add_fake_spam(ratings, n_fake, *, random_state=None):
     """Add ``n_fake`` uniformly random ratings to every item, from fake raters.
 
-    The seed paper's spam protocol: each item gets ``n_fake`` extra ratings
-    drawn uniformly from the levels seen in ``ratings``, given by fake raters
+    The spam protocol of Lakshminarayanan & Teh (2013): each item gets
+    ``n_fake`` extra ratings drawn uniformly from the levels seen in ``ratings``, given by fake raters
     who each rate about as many items as a real rater does on average.  A
     fake rater never rates one item twice (the ``n_fake`` slots of an item go
     to distinct fake raters).
