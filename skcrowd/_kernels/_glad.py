@@ -22,7 +22,9 @@ With K = 1 there is nothing to get wrong: every rating has probability 1.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ._config import jit
 
 from ._common import normalize_log_inplace
 
@@ -36,7 +38,7 @@ T_MAX = 1e6
 SEARCH_STEPS = 100
 
 
-@njit(cache=True, nogil=True)
+@jit
 def sigmoid(t):
     """1 / (1 + exp(-t)) without overflow."""
     if t >= 0.0:
@@ -45,7 +47,7 @@ def sigmoid(t):
     return e / (1.0 + e)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma):
     """Class-independent sums over one item's ratings at log inverse
     difficulty ``b``.
@@ -99,7 +101,7 @@ def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma)
     return base, slope, curvature
 
 
-@njit(cache=True, nogil=True)
+@jit
 def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
                    b_mean, b_precision, class_terms, class_counts, weights, sigma):
     """Item i's log posterior in b and its first two derivatives.
@@ -148,7 +150,7 @@ def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
     return value, gradient, hessian
 
 
-@njit(cache=True, nogil=True)
+@jit
 def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
              b_precision, max_steps, step_tol, class_terms, class_counts,
              weights, sigma):
@@ -206,7 +208,7 @@ def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
     return b, value
 
 
-@njit(cache=True, nogil=True)
+@jit
 def grid_maxima(start, stop, rater, label, alpha, log_prior, log_km1, b_mean,
                 b_precision, grid, grid_beta, class_counts, terms, values):
     """The two best local maxima of one item's log posterior on ``grid``.
@@ -278,7 +280,7 @@ def grid_maxima(start, stop, rater, label, alpha, log_prior, log_km1, b_mean,
     return first, second
 
 
-@njit(cache=True, nogil=True)
+@jit
 def add_rater_terms(start, stop, rater, label, beta, weights, sigma, out):
     """Add one item's contributions to the α statistics of its raters.
 
@@ -309,7 +311,7 @@ def n_item_blocks(n_items, n_raters):
     return max(1, min(256, n_items, 2_000_000 // max(n_raters, 1)))
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@jit(parallel=True)
 def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_precision,
               max_steps, step_tol, grid, log_beta, beta, posterior, loglik,
               rater_stats, sigma):
@@ -428,7 +430,7 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
                                 sigma, rater_stats[block])
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@jit(parallel=True)
 def item_marginal(item_ptr, rater, label, alpha, log_prior, nodes, log_weights,
                   loglik, node_posterior):
     """log ∫ p(ratings of i | α, b, π) N(b) db by quadrature, z summed out.

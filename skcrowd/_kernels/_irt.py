@@ -19,12 +19,14 @@ The joint index of (z, m) is ``z * M + m`` everywhere.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ._config import jit
 
 from ._common import normalize_log_rows, serial_and_parallel
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _logaddexp(a, b):
     if a == -np.inf:
         return b
@@ -35,7 +37,7 @@ def _logaddexp(a, b):
     return b + np.log1p(np.exp(a - b))
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _logistic(x):
     """exp(-|x|), log σ(x), log σ(-x) and σ(x): one exp and one log1p."""
     e = np.exp(-abs(x))
@@ -45,7 +47,7 @@ def _logistic(x):
     return e, x - l1, -l1, e / (1.0 + e)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _guessed(e, log_s, log_s1, s, log_guess, log_noguess, guess, noguess):
     """:func:`_terms` from the logistic parts of :func:`_logistic`: what
     depends on the guessing probability λ (one log, one division)."""
@@ -64,7 +66,7 @@ def _guessed(e, log_s, log_s1, s, log_guess, log_noguess, guess, noguess):
     return correct, wrong, s, slope, ratio
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _terms(x, log_guess, log_noguess, guess, noguess):
     """log P(correct), log P(wrong), σ(x), d log P(correct) / dx and
     (1-λ) / P(correct), with λ = ``guess`` = exp(``log_guess``) and
@@ -78,7 +80,7 @@ def _terms(x, log_guess, log_noguess, guess, noguess):
     return _guessed(e, log_s, log_s1, s, log_guess, log_noguess, guess, noguess)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _group_terms(g, alpha_sens, alpha_spec, b, d, log_guess, log_noguess, guess, noguess,
                  table, sigma, slope, ratio):
     """Row g of :func:`rater_node_terms` (of :func:`rating_log_table` when
@@ -153,7 +155,7 @@ def rater_node_terms(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, group
                      noguess, table, sigma, slope, ratio)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post):
     """Posterior over (z, grid node) of pattern ``p`` into ``post``; returns
     the log marginal likelihood of its ratings."""
@@ -168,7 +170,7 @@ def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post):
     return normalize_log_rows(post)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _pattern_chunk(
     c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
     expected_counts, touched, proba_positive, effect_means, loglik,
@@ -208,7 +210,7 @@ def _pattern_chunk(
                 out[j, y, k] += weight * post[k]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@jit(parallel=True)
 def pattern_posteriors(
     pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
     expected_counts, touched, proba_positive, effect_means, loglik,
@@ -249,7 +251,7 @@ def pattern_posteriors(
                        loglik)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def pattern_posteriors_serial(
     pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
     expected_counts, touched, proba_positive, effect_means, loglik,
@@ -297,7 +299,7 @@ def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
             cdf[p, m] = running
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _group_value(expected_counts, table, g, n_nodes):
     """Σ_{y,z,m} W[g, y, z*M+m] log P(y | z, m; α_g), terms of zero weight skipped."""
     total = 0.0

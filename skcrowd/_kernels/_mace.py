@@ -12,7 +12,9 @@ so an item costs O(ratings + classes) instead of O(ratings x classes).
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ._config import jit
 
 from ._common import (normalize_log_block, serial_and_parallel, start_log_rows,
                       store_posterior_rows)
@@ -98,7 +100,7 @@ def e_step(item_ptr, label, cell, log_prior, evidence, off, gain, know_share, ch
                     partial_know[c, r] += rows[base + label[n]] * know_share[r]
 
 
-@njit(cache=True, nogil=True)
+@jit
 def start_counts(item_ptr, label, cell, posterior, share, know, count, class_counts):
     """The counts of a start from item posteriors, in one pass.
 
@@ -130,7 +132,7 @@ def start_counts(item_ptr, label, cell, posterior, share, know, count, class_cou
             count[r] += 1.0
 
 
-@njit(cache=True, nogil=True)
+@jit
 def digamma(x):
     """ψ(x) for x > 0: the recurrence ψ(x) = ψ(x + 1) - 1/x up to x >= 10,
     then the asymptotic series (error below 1e-14 there)."""
@@ -143,7 +145,7 @@ def digamma(x):
     return result + np.log(x) - 0.5 / x - series
 
 
-@njit(cache=True, nogil=True)
+@jit
 def cell_tables(log_know, log_spam, log_strategy, off, gain, know_share):
     """The e-step's per (rater, label) tables from log θ, log(1 - θ), log ξ
     (see the module docstring): ``off`` = log((1 - θ) ξ_l) (at least
@@ -165,7 +167,7 @@ def cell_tables(log_know, log_spam, log_strategy, off, gain, know_share):
             know_share[r] = np.exp(log_know[j] - both)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def rater_update(know, count, variational, prior_knowing, prior_spamming, prior_strategy,
                  smoothing, log_know, log_spam, log_strategy, knowing, spamming, strategy,
                  off, gain, know_share):
@@ -214,7 +216,7 @@ def rater_update(know, count, variational, prior_knowing, prior_spamming, prior_
                         log_strategy, off, gain, know_share)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def rater_params(knowing, spamming, strategy, variational, prior_knowing, prior_spamming,
                  prior_strategy, smoothing, log_know, log_spam, log_strategy, off, gain,
                  know_share):
