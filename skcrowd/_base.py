@@ -16,7 +16,6 @@ import threading
 import warnings
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from numbers import Integral, Real
 from time import perf_counter
 from typing import NamedTuple
@@ -35,32 +34,13 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
 from ._kernels._common import count_codes, row_argmax
+from ._kernels._config import numba_threads
 from ._ratings import (NO_RATINGS, RatingData, Ratings, _unique_codes, check_class_count,
                        check_classes, check_not_a_column_of, check_not_a_rating_column, encode,
                        encode_labels, fit_classes, gold_levels, gold_per_item, import_pandas,
                        long_columns, set_raters, show, to_ratings)
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
-
-
-@contextmanager
-def numba_threads(n_jobs):
-    """Run the enclosed kernels on ``n_jobs`` numba threads, then restore.
-
-    ``None`` keeps the current setting; negative values count back from the
-    number of cores as in joblib (-1 = all).
-    """
-    if n_jobs is None:
-        yield
-        return
-    available = numba.config.NUMBA_NUM_THREADS
-    n = n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(min(n, available))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
 
 
 def item_chunks(n_items, stats_size, max_chunks=16, max_bytes=2**28):

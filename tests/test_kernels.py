@@ -301,3 +301,47 @@ def test_kernel_path_picks_by_size_and_can_be_forced():
     with pytest.raises(ValueError, match="numpy"):
         with _config.kernel_path("fast"):
             pass
+
+
+def test_default_threads_leave_a_busy_core_alone():
+    """With another process spinning on one of the cores, a fit at the
+    default n_jobs runs on the cores left (never fewer than one)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import numba
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert 1 <= _config.default_threads() <= numba.get_num_threads()
+    if _config._others_running() is None:
+        pytest.skip("no count of running threads on this platform")
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.5)  # until it runs
+        assert _config._others_running() >= 1
+        assert _config.default_threads() <= max(1, cores - 1)
+        with _config.numba_threads(None):
+            assert numba.get_num_threads() <= max(1, cores - 1)
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def test_omp_wait_policy_is_not_left_in_the_environment():
+    """The passive wait policy is set while numba starts its threads only:
+    the user's environment (set or not) is what children see afterwards."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, skcrowd._kernels._config; "
+            "print(os.environ.get('OMP_WAIT_POLICY', 'unset'))")
+    for value in (None, "ACTIVE"):
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+        if value is not None:
+            env["OMP_WAIT_POLICY"] = value
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        assert out == (value or "unset")
