@@ -4,7 +4,7 @@ compiled kernels (to 1e-10), whichever path a call takes."""
 import numpy as np
 import pytest
 
-from skcrowd import DawidSkene, MajorityVote, MeanRating, MedianRating
+from skcrowd import MACE, DawidSkene, MajorityVote, MeanRating, MedianRating
 from skcrowd._kernels._config import kernel_path
 from skcrowd.datasets import load_rte, load_web
 
@@ -58,3 +58,18 @@ def test_baselines_same_on_both_paths(web, model):
     with kernel_path("jit"):
         b = jit_fit[0].predict(web.ratings)
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["vb", "em"])
+def test_mace_same_fit_on_both_paths(web, method):
+    numpy_fit, jit_fit = _fit_both(lambda: MACE(method=method, random_state=0), web.ratings)
+    assert numpy_fit[0].n_iter_ == jit_fit[0].n_iter_
+    _assert_same(numpy_fit, jit_fit, ["class_prior_", "rater_competence_",
+                                      "spam_distribution_", "objective_history_"])
+
+
+def test_mace_with_gold_same_fit_on_both_paths(rte):
+    gold = np.where(np.arange(len(rte.gold)) % 3 == 0, rte.gold, np.nan)
+    numpy_fit, jit_fit = _fit_both(lambda: MACE(random_state=0), rte.ratings, y=gold)
+    _assert_same(numpy_fit, jit_fit, ["class_prior_", "rater_competence_",
+                                      "objective_history_"])

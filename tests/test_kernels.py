@@ -266,8 +266,9 @@ def test_vote_share_counts_match_numpy(small_any_k, path):
     np.add.at(votes, (data.item, data.label), 1.0)
     shares = (votes + 1e-12) / (votes + 1e-12).sum(axis=1, keepdims=True)
     counts, class_counts = np.empty((data.n_raters * K, K)), np.empty(K)
-    side(_dawid_skene.vote_share_counts, path)(*_unsigned(data)[:1], data.label, _unsigned(data)[1], K,
-                                   counts, class_counts)
+    item_ptr, cell = _unsigned(data)
+    side(_dawid_skene.vote_share_counts, path)(item_ptr, data.label, cell, K, counts,
+                                               class_counts)
     counts = counts.reshape(data.n_raters, K, K).transpose(0, 2, 1)
     np.testing.assert_allclose(counts, _reference_counts(data, shares), rtol=1e-12)
     np.testing.assert_allclose(class_counts, shares.sum(axis=0), rtol=1e-12)
@@ -345,3 +346,41 @@ def test_omp_wait_policy_is_not_left_in_the_environment():
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                              text=True, check=True).stdout.strip()
         assert out == (value or "unset")
+
+
+@pytest.mark.parametrize("variational", [True, False])
+def test_mace_kernels_numpy_twins_match_compiled(small_any_k, variational):
+    """Every MACE kernel with a numpy twin: both sides, the same outputs."""
+    from skcrowd._kernels import _mace
+
+    data, _ = small_any_k
+    rng = np.random.default_rng(11)
+    J, K = data.n_raters, data.n_classes
+    know, count = rng.uniform(0, 3, J * K), rng.uniform(3, 6, J * K)
+
+    def rater_side(path):
+        outs = [np.empty(J), np.empty(J), np.empty((J, K)), np.empty(J), np.empty(J),
+                np.empty((J, K)), np.empty(J * K), np.empty(J * K), np.empty(J * K)]
+        term = side(_mace.rater_update, path)(know, count, variational, 2.0, 1.5, 0.7, 0.1,
+                                              *outs)
+        return term, outs
+
+    (term_jit, outs_jit), (term_np, outs_np) = rater_side("jit"), rater_side("numpy")
+    assert term_np == pytest.approx(term_jit, rel=1e-12)
+    for a, b in zip(outs_np, outs_jit):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    off, gain, share = outs_jit[-3:]
+
+    prior = np.log(rng.dirichlet(np.ones(K)))
+    chunk_ptr = np.linspace(0, data.n_items, 4).astype(np.int64)
+    results = []
+    for path in ("jit", "numpy"):
+        post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
+        know_out, class_out = np.empty((3, J * K)), np.empty((3, K))
+        side(_mace.e_step, path)(data.item_ptr, data.label, data.cell, prior, np.zeros((0, K)),
+                                 off, gain, share, chunk_ptr, post, ll, know_out, class_out)
+        counts = [np.empty(J * K), np.empty(J * K), np.empty(K)]
+        side(_mace.start_counts, path)(data.item_ptr, data.label, data.cell, post, 0.8, *counts)
+        results.append([post, ll, know_out, class_out, *counts])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

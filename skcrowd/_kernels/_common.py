@@ -15,7 +15,7 @@ from ._config import jit, use_numpy, with_numpy_twin
 PARALLEL_MIN_RATINGS = 100_000
 
 
-def serial_and_parallel(func=None, *, numpy=None):
+def serial_and_parallel(func=None, *, numpy=None, parallel_min=None):
     """Compile ``func`` (lazily, each on its first call) with ``parallel=True``
     (its ``prange`` loops run on numba's threads) and serially; returns the
     parallel dispatcher, which carries the serial one as ``.serial``.
@@ -29,7 +29,7 @@ def serial_and_parallel(func=None, *, numpy=None):
     its own name so the on-disk caches do not collide.
     """
     if func is None:
-        return lambda f: serial_and_parallel(f, numpy=numpy)
+        return lambda f: serial_and_parallel(f, numpy=numpy, parallel_min=parallel_min)
     parallel = jit(parallel=True)(func)
     copy = types.FunctionType(func.__code__, func.__globals__, func.__name__ + "_serial",
                               func.__defaults__, func.__closure__)
@@ -40,7 +40,8 @@ def serial_and_parallel(func=None, *, numpy=None):
     def pick(n_ratings):
         if numpy is not None and use_numpy(n_ratings):
             return numpy
-        if n_ratings >= PARALLEL_MIN_RATINGS and numba.get_num_threads() > 1:
+        threshold = PARALLEL_MIN_RATINGS if parallel_min is None else parallel_min
+        if n_ratings >= threshold and numba.get_num_threads() > 1:
             return parallel
         return serial
 
@@ -48,6 +49,42 @@ def serial_and_parallel(func=None, *, numpy=None):
     parallel.numpy = numpy
     parallel.pick = pick
     return parallel
+
+
+def normalize_log_rows_numpy(joint):
+    """Rows of log weights (an array it overwrites) to probabilities, as
+    :func:`normalize_log_block` does: returns ``(probabilities, log
+    normalisers)``; an all ``-inf`` row turns uniform with normaliser
+    ``-inf``."""
+    top = joint.max(axis=1)
+    finite = top > -np.inf
+    joint -= np.where(finite, top, 0.0)[:, None]
+    joint[~finite] = 0.0
+    np.exp(joint, out=joint)
+    total = joint.sum(axis=1)
+    return joint / total[:, None], top + np.log(total)
+
+
+def chunk_sums_numpy(values, chunk_ptr, out):
+    """``out[c]`` = the sum of the rows of chunk c of ``values`` (rows
+    ``chunk_ptr[c]:chunk_ptr[c + 1]``)."""
+    for c in range(chunk_ptr.shape[0] - 1):
+        out[c] = values[chunk_ptr[c]:chunk_ptr[c + 1]].sum(axis=0)
+
+
+@jit
+def digamma(x):
+    """ψ(x) for x > 0: the recurrence ψ(x) = ψ(x + 1) - 1/x up to x >= 10,
+    then the asymptotic series (error below 1e-14 there)."""
+    result = 0.0
+    while x < 10.0:
+        result -= 1.0 / x
+        x += 1.0
+    inv = 1.0 / x
+    inv2 = inv * inv
+    return result + np.log(x) - 0.5 * inv - inv2 * (
+        1.0 / 12.0 - inv2 * (1.0 / 120.0 - inv2 * (1.0 / 252.0 - inv2 * (
+            1.0 / 240.0 - inv2 * (1.0 / 132.0)))))
 
 
 @jit

@@ -52,7 +52,8 @@ def use_numpy(size):
 
 def with_numpy_twin(twin, size):
     """Decorator: calls of the compiled kernel with ``size(*args)`` below
-    :data:`NUMPY_MAX_RATINGS` run ``twin(*args)`` instead.
+    :data:`NUMPY_MAX_RATINGS` run ``twin(*args)`` instead (``twin`` None:
+    none; the call then only picks the serial or parallel variant).
 
     The result is a plain function (so compiled kernels cannot call it:
     only kernels that the models call directly get a twin); ``.jit`` and
@@ -64,7 +65,7 @@ def with_numpy_twin(twin, size):
         pick_compiled = getattr(kernel, "pick", lambda n: kernel)
 
         def pick(n):
-            return twin if use_numpy(n) else pick_compiled(n)
+            return twin if twin is not None and use_numpy(n) else pick_compiled(n)
 
         def call(*args):
             return pick(size(*args))(*args)
@@ -122,9 +123,13 @@ def cache_dir():
     if os.environ.get("NUMBA_CACHE_DIR") or numba.config.CACHE_DIR or _writable(here):
         _cache_dir = None
         return _cache_dir
-    uid = os.getuid() if hasattr(os, "getuid") else os.getlogin()
-    for candidate in (_user_cache_root(),
-                      os.path.join(tempfile.gettempdir(), f"skcrowd-numba-{uid}")):
+    candidates = [_user_cache_root()]
+    try:
+        uid = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+        candidates.append(os.path.join(tempfile.gettempdir(), f"skcrowd-numba-{uid}"))
+    except OSError:  # no temp folder can be written either (FileNotFoundError)
+        pass
+    for candidate in candidates:
         if _writable(candidate):
             _cache_dir = candidate
             return _cache_dir

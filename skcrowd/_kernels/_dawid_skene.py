@@ -5,10 +5,9 @@ once."""
 import numpy as np
 from numba import prange
 
-from ._config import jit
-
-from ._common import exp_shifted_inplace, serial_and_parallel
-from ._config import with_numpy_twin
+from ._common import (chunk_sums_numpy, exp_shifted_inplace, normalize_log_rows_numpy,
+                      serial_and_parallel)
+from ._config import jit, with_numpy_twin
 
 #: items whose log joints are exponentiated together
 ITEM_BLOCK = 256
@@ -119,14 +118,7 @@ def e_step_numpy(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr,
     joint += log_prior
     if evidence.shape[0] > 0:
         joint += evidence
-    top = joint.max(axis=1)
-    finite = top > -np.inf
-    joint -= np.where(finite, top, 0.0)[:, None]
-    joint[~finite] = 0.0  # an all -inf item turns uniform
-    np.exp(joint, out=joint)
-    total = joint.sum(axis=1)
-    posterior[:] = joint / total[:, None]
-    loglik[:] = top + np.log(total)
+    posterior[:], loglik[:] = normalize_log_rows_numpy(joint)
     if evidence.shape[0] == 0:
         loglik[item_ptr[1:] == item_ptr[:-1]] = 0.0  # no ratings: likelihood 1
     # chunk c's expected counts in its own slice, as the kernel writes them
@@ -136,8 +128,7 @@ def e_step_numpy(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr,
     for k in range(n_classes):
         partial_counts[:, k, :] = np.bincount(slot, weights=posterior[item, k],
                                               minlength=size).reshape(n_chunks, n_cells)
-    for c in range(n_chunks):
-        partial_class[c] = posterior[chunk_ptr[c]:chunk_ptr[c + 1]].sum(axis=0)
+    chunk_sums_numpy(posterior, chunk_ptr, partial_class)
 
 
 @serial_and_parallel(numpy=e_step_numpy)

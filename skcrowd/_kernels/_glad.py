@@ -24,9 +24,8 @@ With K = 1 there is nothing to get wrong: every rating has probability 1.
 import numpy as np
 from numba import prange
 
-from ._config import jit
-
-from ._common import normalize_log_inplace
+from ._common import normalize_log_inplace, serial_and_parallel
+from ._config import jit, with_numpy_twin
 
 #: largest Newton step on b_i (log units: β changes at most by a factor e)
 MAX_STEP = 1.0
@@ -311,7 +310,17 @@ def n_item_blocks(n_items, n_raters):
     return max(1, min(256, n_items, 2_000_000 // max(n_raters, 1)))
 
 
-@jit(parallel=True)
+#: ratings from which GLAD's item-level kernels run in parallel (its
+#: Newton ascents cost far more per rating than a Dawid-Skene E-step)
+PARALLEL_MIN_RATINGS = 10_000
+
+
+def _n_ratings(item_ptr, rater, *rest):
+    return rater.shape[0]
+
+
+@with_numpy_twin(None, size=_n_ratings)
+@serial_and_parallel(parallel_min=PARALLEL_MIN_RATINGS)
 def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_precision,
               max_steps, step_tol, grid, log_beta, beta, posterior, loglik,
               rater_stats, sigma):
@@ -371,6 +380,9 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
     with_raters = rater_stats.shape[0] > 0 and n_classes > 1
     grid_beta = np.exp(np.minimum(grid, 700.0))
     n_blocks = rater_stats.shape[0] if rater_stats.shape[0] > 0 else min(n_items, 256)
+    # typed int64 like max_steps, so fit_item compiles once (a literal 100
+    # made numba compile a second specialisation)
+    search_steps = np.int64(SEARCH_STEPS)
     for block in prange(n_blocks):
         if rater_stats.shape[0] > 0:
             rater_stats[block] = 0.0
@@ -410,7 +422,7 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
                     if g >= 0:
                         trial_b, trial_value = fit_item(
                             start, stop, rater, label, alpha, item_prior, grid[g], log_km1,
-                            b_mean, b_precision, SEARCH_STEPS, step_tol, class_terms,
+                            b_mean, b_precision, search_steps, step_tol, class_terms,
                             class_counts, weights, sigma)
                         if trial_value > value:
                             b, value = trial_b, trial_value
@@ -430,7 +442,8 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
                                 sigma, rater_stats[block])
 
 
-@jit(parallel=True)
+@with_numpy_twin(None, size=_n_ratings)
+@serial_and_parallel(parallel_min=PARALLEL_MIN_RATINGS)
 def item_marginal(item_ptr, rater, label, alpha, log_prior, nodes, log_weights,
                   loglik, node_posterior):
     """log ∫ p(ratings of i | α, b, π) N(b) db by quadrature, z summed out.

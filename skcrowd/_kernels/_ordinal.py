@@ -19,9 +19,8 @@ import math
 import numpy as np
 from numba import prange
 
-from ._config import jit
-
-from ._common import exp_fast, log_fast
+from ._common import digamma, exp_fast, log_fast, serial_and_parallel
+from ._config import jit, with_numpy_twin
 
 LOG_2PI = math.log(2.0 * math.pi)
 LOG_SQRT_2PI = 0.5 * LOG_2PI
@@ -48,20 +47,6 @@ def log_ndtr(x):
     series = 1.0 - inv * (1.0 - 3.0 * inv * (1.0 - 5.0 * inv * (1.0 - 7.0 * inv * (
         1.0 - 9.0 * inv * (1.0 - 11.0 * inv)))))
     return -0.5 * x * x - math.log(-x) - LOG_SQRT_2PI + math.log(series)
-
-
-@jit
-def digamma(x):
-    """ψ(x) for x > 0: recurrence up to x ≥ 10, then the asymptotic series."""
-    result = 0.0
-    while x < 10.0:
-        result -= 1.0 / x
-        x += 1.0
-    inv = 1.0 / x
-    inv2 = inv * inv
-    return result + math.log(x) - 0.5 * inv - inv2 * (
-        1.0 / 12.0 - inv2 * (1.0 / 120.0 - inv2 * (1.0 / 252.0 - inv2 * (
-            1.0 / 240.0 - inv2 * (1.0 / 132.0)))))
 
 
 @jit
@@ -723,11 +708,14 @@ def _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters
                      out, hyper, ordinal, spam, item_delta, max_sweeps, tol, acc, scratch)
 
 
-@jit(parallel=True)
-def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, groups, items,
-                        out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
-                        rater_acc, write_out):
-    """Local step over every item, blocks of items in parallel (see ``_update_item``).
+@serial_and_parallel
+def item_sweep(item_ptr, rater, label, item_group, scale, raters, groups, items,
+               out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
+               rater_acc, write_out):
+    """Local step over every item, blocks of items in parallel (see
+    ``_update_item``); ``item_sweep.serial`` runs the same blocks in turn
+    (for threaded restarts: numba's workqueue layer cannot run parallel
+    regions from two threads).
 
     Parameters
     ----------
@@ -772,24 +760,17 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
         kernel (several sweeps, the Gaussian link) needs it full either way.
     """
     for c in prange(block_ptr.shape[0] - 1):
-        _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
-                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
-                     write_out)
+        # int64 as in the serial variant (a prange index is unsigned), so
+        # the block kernels compile once for both
+        _sweep_block(np.int64(c), block_ptr, item_ptr, rater, label, item_group, scale, raters,
+                     groups, items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol,
+                     rater_acc, write_out)
     _sum_blocks(rater_acc)
 
 
-@jit
-def item_sweep_serial(item_ptr, rater, label, item_group, scale, raters, groups, items,
-                      out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
-                      rater_acc, write_out):
-    """Serial twin of :func:`item_sweep_parallel`, the same blocks in turn
-    (for threaded restarts: numba's workqueue layer cannot run parallel
-    regions from two threads)."""
-    for c in range(block_ptr.shape[0] - 1):
-        _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
-                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
-                     write_out)
-    _sum_blocks(rater_acc)
+# the names the model picks from
+item_sweep_parallel = item_sweep
+item_sweep_serial = item_sweep.serial
 
 
 @jit
@@ -852,7 +833,8 @@ def group_sums(group_ptr, group_items, item_ptr, rater, out, tau_mean,
 
 
 # -- marginal likelihood by quadrature ------------------------------------------------
-@jit(parallel=True)
+@with_numpy_twin(None, size=lambda item_ptr, rater, *rest: rater.shape[0])
+@serial_and_parallel
 def item_loglik(item_ptr, rater, label, lower, upper, value, log_spam, ordinal,
                 tau_mean, eps, center, scale, item_delta_scale, delta_nodes,
                 log_delta_weights, breaks, offsets, gl_nodes, gl_weights, mu0, lam0,
