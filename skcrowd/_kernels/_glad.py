@@ -58,7 +58,7 @@ def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma)
     """
     # Far out in b (a very wide prior's quadrature nodes) α β overflows, and
     # with α = 0 gives NaN; |t| beyond T_MAX changes no probability that
-    # matters (σ(-T_MAX) = e^-1e6), so t is held there (issue 11, bug 3).
+    # matters (σ(-T_MAX) = e^-1e6), so t is held there.
     beta = np.exp(min(b, 700.0))
     # element loops, not ``a[:] = 0``: a slice is a view whose reference
     # count is an atomic the threads contend for
@@ -216,7 +216,7 @@ def grid_maxima(start, stop, rater, label, alpha, log_prior, log_km1, b_mean,
     that some raters favour, when abilities are negative, or where a wide
     prior meets a sigmoid-shaped likelihood), and which one a local ascent
     reaches depends on where it starts; an ascent from these grid points
-    depends on (α, π) only (issue 11, bug 2).
+    depends on (α, π) only, so that fit and predict reach the same mode.
 
     One pass over the item's ratings fills every grid point's class
     log-likelihoods (``terms``, scratch of shape (n_grid, n_classes);

@@ -6,7 +6,7 @@ The global step evaluates every (rater, node) term once per trial point
 sums them, per rater (:func:`rater_derivatives`, :func:`rater_values`) and
 per node (:func:`node_derivatives`, :func:`node_values`).
 
-Notation (DESIGN §6.5).  ``M`` quadrature nodes of the item effects; node
+Notation (the 3PL lattice of Carpenter's item-difficulty paper).  ``M`` quadrature nodes of the item effects; node
 ``m`` has a difficulty ``b[m]``, a discrimination ``d[m]`` and a guessing
 probability λ_m given by ``log_guess[m]`` = log λ_m and ``log_noguess[m]`` =
 log(1 - λ_m).  For a rater with log-odds ability α_z (z = 1: sensitivity,
@@ -401,7 +401,7 @@ def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, t
     log P(y | z, m; α_g); ``gradient[:, m]`` its derivatives in (b[m], d[m],
     t[m]); ``hessian[:, m]`` the second derivatives (bb, dd, tt, bd, bt, dt).
     The item-population hyperparameters set the node values, so these give
-    the exact gradient and Hessian of their Newton step (DESIGN §6.5) from
+    the exact gradient and Hessian of their Newton step from
     one pass.  Blocks of nodes run in parallel, each node summing its groups
     in order, so results do not depend on the number of threads.
 

@@ -5,12 +5,12 @@ and the item marginal likelihood by quadrature.
 
 Everything works in log space where a probability can underflow: the mass of
 a far bin is ``exp(-1000)`` for a precise rater, and its log is what the
-variational updates need.  ``item_sweep_parallel`` runs fixed blocks of
-items under ``prange``, each summing its own copy of the per-rater sums, and
+variational updates need.  ``item_sweep`` runs fixed blocks of items
+under ``prange``, each summing its own copy of the per-rater sums, and
 ``item_loglik`` runs items under ``prange`` (disjoint outputs), so results
-do not depend on the number of threads; ``item_sweep_serial`` is the twin
-for running several restarts in threads at once (numba's workqueue layer
-cannot run parallel regions from two threads).  The by-group sums are
+do not depend on the number of threads; their ``.serial`` variants run
+several restarts in threads at once (numba's workqueue layer cannot run
+parallel regions from two threads).  The by-group sums are
 serial: cheap multiply-adds in a fixed order.
 """
 
@@ -371,7 +371,8 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
 
     One sweep, with the rater factors fixed: q(x_n | y=1) = TN(μ_m, 1/ρ_n)
     on the rating's bin, ρ_n = τ̄ δ̄ (eq. 4); ω_n by the exact mean-field
-    update (DESIGN §6.4); q(z_m) (eq. 4); with per-item difficulty, q(δ_m).
+    update (Lakshminarayanan & Teh 2013); q(z_m) (eq. 4); with per-item
+    difficulty, q(δ_m).
     Each step maximises the lower bound over one factor, so F never falls.
     Stops early when μ_m (and δ̄_m) move by less than ``tol``.  Then writes
     the item's share of F: its ratings' terms, the Gaussian KL of z_m and,
@@ -505,7 +506,8 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
 def _genuine_terms(k, work, log_z, mean, var, spam):
     """Rating ``k``'s factors from its bin's log mass ``log_z`` and the
     standardised truncated-normal moments (written to ``work``): x̄ and
-    Var x of q(x | y=1), ω by the exact mean-field update (DESIGN §6.4) and
+    Var x of q(x | y=1), ω by the exact mean-field update (Lakshminarayanan
+    & Teh 2013) and
     the rating's share of F without the z and δ terms.  The parts that do
     not involve the bin are in ``work`` already (:func:`_sweep_block_once`)."""
     second = var + mean * mean
