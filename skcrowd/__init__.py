@@ -4,28 +4,43 @@ Infer the true label of each item from the ratings of several imperfect
 raters, and measure the raters and the items.
 """
 
-from ._baselines import MajorityVote, MeanRating, MedianRating
-from ._dawid_skene import DawidSkene, dawid_skene_prior_grid
-from ._glad import GLAD
-from ._mace import MACE
-from ._irt import IRT3PL, lattice, lattice_grid
-from ._ordinal import OrdinalMixture
-from ._ratings import Ratings
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "DawidSkene",
-    "GLAD",
-    "IRT3PL",
-    "MACE",
-    "MajorityVote",
-    "MeanRating",
-    "MedianRating",
-    "OrdinalMixture",
-    "Ratings",
-    "__version__",
-    "dawid_skene_prior_grid",
-    "lattice",
-    "lattice_grid",
-]
+# Each public name and the module that defines it.  They are imported on
+# first use (PEP 562), so ``import skcrowd`` does not load scikit-learn,
+# numba, pandas, Dask or matplotlib before they are needed.
+_SOURCES = {
+    "DawidSkene": "._dawid_skene",
+    "GLAD": "._glad",
+    "IRT3PL": "._irt",
+    "MACE": "._mace",
+    "MajorityVote": "._baselines",
+    "MeanRating": "._baselines",
+    "MedianRating": "._baselines",
+    "OrdinalMixture": "._ordinal",
+    "Ratings": "._ratings",
+    "dawid_skene_prior_grid": "._dawid_skene",
+    "lattice": "._irt",
+    "lattice_grid": "._irt",
+}
+
+_SUBMODULES = {"active", "checks", "cli", "datasets", "metrics", "plotting"}
+
+__all__ = sorted([*_SOURCES, "__version__"])
+
+
+def __getattr__(name):
+    if name in _SOURCES:
+        value = getattr(importlib.import_module(_SOURCES[name], __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module("." + name, __name__)
+    else:
+        raise AttributeError(f"module 'skcrowd' has no attribute {name!r}")
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_SOURCES, *_SUBMODULES])

@@ -13,11 +13,9 @@ monitoring in the style of :class:`sklearn.mixture.GaussianMixture`.
 import copy
 import warnings
 from abc import abstractmethod
-from contextlib import contextmanager
 from numbers import Integral, Real
 from time import perf_counter
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import ndtri
@@ -30,32 +28,13 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _backend
 from ._kernels._common import count_codes, row_argmax
+from ._kernels._config import numba_threads
 from ._loop import ConvergenceMonitor, Progress, Squarem, em_loop, run_restarts
 from ._loop import Run as _Run
 from ._loop import State as _State
 from ._ratings import Ratings, encode, import_pandas, long_columns
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
-
-
-@contextmanager
-def numba_threads(n_jobs):
-    """Run the enclosed kernels on ``n_jobs`` numba threads, then restore.
-
-    ``None`` keeps the current setting; negative values count back from the
-    number of cores as in joblib (-1 = all).
-    """
-    if n_jobs is None:
-        yield
-        return
-    available = numba.config.NUMBA_NUM_THREADS
-    n = n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(min(n, available))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
 
 
 def item_chunks(n_items, stats_size, max_chunks=16, max_bytes=2**28):

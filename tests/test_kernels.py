@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from skcrowd._kernels import _common, _dawid_skene
+from skcrowd._kernels import _common, _config, _dawid_skene
 from skcrowd._ratings import RatingData, Ratings
 from skcrowd.datasets import make_dawid_skene
 
@@ -19,6 +19,17 @@ def _small_data(K):
                 rater_ids=np.arange(n_raters))
     data = RatingData(R._item, R._rater, R.label.astype(np.int32), R._item_ptr, n_raters, K)
     return data, rng
+
+
+@pytest.fixture(params=["jit", "numpy"])
+def path(request):
+    """Each test using it runs once per side of a kernel with a numpy twin."""
+    return request.param
+
+
+def side(kernel, path):
+    """The compiled or the numpy side of ``kernel``."""
+    return kernel.numpy if path == "numpy" else getattr(kernel, "jit", kernel)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +67,7 @@ def _reference_counts(data, posterior):
 
 
 @pytest.mark.parametrize("n_chunks", [1, 3, 7])
-def test_e_step_matches_numpy(small_any_k, n_chunks):
+def test_e_step_matches_numpy(small_any_k, n_chunks, path):
     data, rng = small_any_k
     K = data.n_classes
     prior = rng.dirichlet(np.ones(K))
@@ -67,8 +78,8 @@ def test_e_step_matches_numpy(small_any_k, n_chunks):
     partial = np.empty((n_chunks, K, data.n_raters * K))
     partial_class = np.empty((n_chunks, K))
     log_lik = np.ascontiguousarray(np.log(conf).transpose(1, 0, 2).reshape(K, -1))
-    _dawid_skene.e_step(*_unsigned(data), np.log(prior), np.zeros((0, K)),
-                        log_lik, chunk_ptr, post, ll, partial, partial_class)
+    side(_dawid_skene.e_step, path)(*_unsigned(data), np.log(prior), np.zeros((0, K)),
+                                    log_lik, chunk_ptr, post, ll, partial, partial_class)
     ref_post, ref_ll = _reference_posteriors(data, np.log(prior), np.log(conf))
     np.testing.assert_allclose(post, ref_post, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(ll, ref_ll, rtol=1e-12)
@@ -80,28 +91,28 @@ def test_e_step_matches_numpy(small_any_k, n_chunks):
     np.testing.assert_allclose(partial_class.sum(axis=0), ref_post.sum(axis=0), rtol=1e-12)
 
 
-def test_confusion_counts_match_numpy(small):
+def test_confusion_counts_match_numpy(small, path):
     data, rng = small
     K = data.n_classes
     post = rng.dirichlet(np.ones(K), size=data.n_items)
     counts = np.empty((data.n_raters, K, K))
-    _dawid_skene.confusion_counts(data.item, data.rater, data.label, post, counts)
+    side(_dawid_skene.confusion_counts, path)(data.item, data.rater, data.label, post, counts)
     np.testing.assert_allclose(counts, _reference_counts(data, post), rtol=1e-12)
 
 
-def test_vote_means_medians_match_numpy(small):
+def test_vote_means_medians_match_numpy(small, path):
     data, rng = small
     K = data.n_classes
     counts = np.empty((data.n_items, K))
-    _common.vote_counts(data.item_ptr, data.label, K, counts)
+    side(_common.vote_counts, path)(data.item_ptr, data.label, K, counts)
     ref = np.zeros((data.n_items, K))
     np.add.at(ref, (data.item, data.label), 1.0)
     np.testing.assert_array_equal(counts, ref)
 
     values = rng.normal(size=data.n_ratings)
     means, medians = np.empty(data.n_items), np.empty(data.n_items)
-    _common.item_means(data.item_ptr, values, means)
-    _common.item_medians(data.item_ptr, values, medians)
+    side(_common.item_means, path)(data.item_ptr, values, means)
+    side(_common.item_medians, path)(data.item_ptr, values, medians)
     for i in range(data.n_items):
         v = values[data.item_ptr[i]:data.item_ptr[i + 1]]
         if len(v) == 0:
@@ -128,7 +139,7 @@ def test_generator_design_has_distinct_raters_per_item():
         assert len(raters) == 5 and len(set(raters)) == 5
 
 
-def test_e_step_with_gold_evidence_matches_numpy(small_any_k):
+def test_e_step_with_gold_evidence_matches_numpy(small_any_k, path):
     """Per-item offsets (the gold clamp) enter as a per-item log prior."""
     data, rng = small_any_k
     K = data.n_classes
@@ -143,14 +154,15 @@ def test_e_step_with_gold_evidence_matches_numpy(small_any_k):
     post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
     partial, partial_class = np.empty((3, K, data.n_raters * K)), np.empty((3, K))
     log_lik = np.ascontiguousarray(np.log(conf).transpose(1, 0, 2).reshape(K, -1))
-    _dawid_skene.e_step(*_unsigned(data), np.log(prior), evidence, log_lik,
-                        chunk_ptr, post, ll, partial, partial_class)
+    side(_dawid_skene.e_step, path)(*_unsigned(data), np.log(prior), evidence, log_lik,
+                                    chunk_ptr, post, ll, partial, partial_class)
     logp = np.log(prior) + evidence
     np.add.at(logp, data.item, np.log(conf)[data.rater, :, data.label])
     top = logp.max(axis=1, keepdims=True)
     ref_ll = top[:, 0] + np.log(np.exp(logp - top).sum(axis=1))
     np.testing.assert_allclose(post, np.exp(logp - ref_ll[:, None]), atol=1e-14)
-    np.testing.assert_allclose(ll, ref_ll, rtol=1e-12)
+    # a log-likelihood within rounding of 0 has no relative accuracy
+    np.testing.assert_allclose(ll, ref_ll, rtol=1e-12, atol=1e-14)
     np.testing.assert_array_equal(post[known].argmax(axis=1), gold[known])
     assert np.all(post[known].max(axis=1) == 1.0)
 
@@ -171,7 +183,9 @@ def test_serial_and_parallel_variants_agree_exactly(small):
         outputs.append((post, ll, partial, partial_class))
     for a, b in zip(*outputs):
         np.testing.assert_array_equal(a, b)
-    assert _dawid_skene.e_step.pick(10) is _dawid_skene.e_step.serial
+    assert _dawid_skene.e_step.pick(10) is _dawid_skene.e_step.numpy
+    with _config.kernel_path("jit"):
+        assert _dawid_skene.e_step.pick(10) is _dawid_skene.e_step.serial
 
 
 def test_vectorised_exp_is_within_two_ulp_of_numpy():
@@ -232,18 +246,18 @@ def test_normalize_log_rows_matches_normalize_log_inplace():
     np.testing.assert_array_equal(row, np.full(5, 0.2))
 
 
-def test_row_argmax_matches_numpy_with_ties_and_nan():
+def test_row_argmax_matches_numpy_with_ties_and_nan(path):
     rng = np.random.default_rng(3)
     values = rng.integers(0, 3, size=(200, 5)).astype(float)  # many ties
     values[::7, 2] = np.nan
     values[::11, 0] = np.nan
     values[::13] = -np.inf
     out = np.empty(len(values), dtype=np.intp)
-    _common.row_argmax(values, out)
+    side(_common.row_argmax, path)(values, out)
     np.testing.assert_array_equal(out, np.argmax(values, axis=1))
 
 
-def test_vote_share_counts_match_numpy(small_any_k):
+def test_vote_share_counts_match_numpy(small_any_k, path):
     """The majority start's counts: each item's vote shares (+1e-12 per
     class) into its ratings' cells."""
     data, _ = small_any_k
@@ -252,8 +266,121 @@ def test_vote_share_counts_match_numpy(small_any_k):
     np.add.at(votes, (data.item, data.label), 1.0)
     shares = (votes + 1e-12) / (votes + 1e-12).sum(axis=1, keepdims=True)
     counts, class_counts = np.empty((data.n_raters * K, K)), np.empty(K)
-    _dawid_skene.vote_share_counts(*_unsigned(data)[:1], data.label, _unsigned(data)[1], K,
-                                   counts, class_counts)
+    item_ptr, cell = _unsigned(data)
+    side(_dawid_skene.vote_share_counts, path)(item_ptr, data.label, cell, K, counts,
+                                               class_counts)
     counts = counts.reshape(data.n_raters, K, K).transpose(0, 2, 1)
     np.testing.assert_allclose(counts, _reference_counts(data, shares), rtol=1e-12)
     np.testing.assert_allclose(class_counts, shares.sum(axis=0), rtol=1e-12)
+
+
+def test_count_and_lookup_codes_match_numpy(path):
+    rng = np.random.default_rng(5)
+    for dtype in (np.int64, np.int32):
+        codes = rng.integers(0, 9, 300).astype(dtype)
+        counts = np.ones(12, dtype=np.int64)  # added to, not overwritten
+        side(_common.count_codes, path)(codes, counts)
+        np.testing.assert_array_equal(counts, 1 + np.bincount(codes, minlength=12))
+    table = np.array([2, -1, 0, 1], dtype=np.int32)
+    offsets = rng.integers(0, 4, 50)
+    out = np.empty(50, dtype=np.int32)
+    bad = side(_common.lookup_codes, path)(table, offsets, out)
+    np.testing.assert_array_equal(out, table[offsets])
+    assert bad == (np.flatnonzero(offsets == 1)[0] if np.any(offsets == 1) else -1)
+    assert side(_common.lookup_codes, path)(table, np.array([0, 2, 3]), out[:3]) == -1
+
+
+def test_kernel_path_picks_by_size_and_can_be_forced():
+    small_size, large_size = 10, _config.NUMPY_MAX_RATINGS
+    assert _config.use_numpy(small_size) and not _config.use_numpy(large_size)
+    with _config.kernel_path("jit"):
+        assert not _config.use_numpy(small_size)
+        with _config.kernel_path("numpy"):
+            assert _config.use_numpy(large_size)
+        assert not _config.use_numpy(small_size)
+    assert _config.use_numpy(small_size)
+    with pytest.raises(ValueError, match="numpy"):
+        with _config.kernel_path("fast"):
+            pass
+
+
+def test_default_threads_leave_a_busy_core_alone():
+    """With another process spinning on one of the cores, a fit at the
+    default n_jobs runs on the cores left (never fewer than one)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import numba
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert 1 <= _config.default_threads() <= numba.get_num_threads()
+    if _config._others_running() is None:
+        pytest.skip("no count of running threads on this platform")
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.5)  # until it runs
+        assert _config._others_running() >= 1
+        assert _config.default_threads() <= max(1, cores - 1)
+        with _config.numba_threads(None):
+            assert numba.get_num_threads() <= max(1, cores - 1)
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def test_omp_wait_policy_is_not_left_in_the_environment():
+    """The passive wait policy is set while numba starts its threads only:
+    the user's environment (set or not) is what children see afterwards."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, skcrowd._kernels._config; "
+            "print(os.environ.get('OMP_WAIT_POLICY', 'unset'))")
+    for value in (None, "ACTIVE"):
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+        if value is not None:
+            env["OMP_WAIT_POLICY"] = value
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        assert out == (value or "unset")
+
+
+@pytest.mark.parametrize("variational", [True, False])
+def test_mace_kernels_numpy_twins_match_compiled(small_any_k, variational):
+    """Every MACE kernel with a numpy twin: both sides, the same outputs."""
+    from skcrowd._kernels import _mace
+
+    data, _ = small_any_k
+    rng = np.random.default_rng(11)
+    J, K = data.n_raters, data.n_classes
+    know, count = rng.uniform(0, 3, J * K), rng.uniform(3, 6, J * K)
+
+    def rater_side(path):
+        outs = [np.empty(J), np.empty(J), np.empty((J, K)), np.empty(J), np.empty(J),
+                np.empty((J, K)), np.empty(J * K), np.empty(J * K), np.empty(J * K)]
+        term = side(_mace.rater_update, path)(know, count, variational, 2.0, 1.5, 0.7, 0.1,
+                                              *outs)
+        return term, outs
+
+    (term_jit, outs_jit), (term_np, outs_np) = rater_side("jit"), rater_side("numpy")
+    assert term_np == pytest.approx(term_jit, rel=1e-12)
+    for a, b in zip(outs_np, outs_jit):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    off, gain, share = outs_jit[-3:]
+
+    prior = np.log(rng.dirichlet(np.ones(K)))
+    chunk_ptr = np.linspace(0, data.n_items, 4).astype(np.int64)
+    results = []
+    for path in ("jit", "numpy"):
+        post, ll = np.empty((data.n_items, K)), np.empty(data.n_items)
+        know_out, class_out = np.empty((3, J * K)), np.empty((3, K))
+        side(_mace.e_step, path)(data.item_ptr, data.label, data.cell, prior, np.zeros((0, K)),
+                                 off, gain, share, chunk_ptr, post, ll, know_out, class_out)
+        counts = [np.empty(J * K), np.empty(J * K), np.empty(K)]
+        side(_mace.start_counts, path)(data.item_ptr, data.label, data.cell, post, 0.8, *counts)
+        results.append([post, ll, know_out, class_out, *counts])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

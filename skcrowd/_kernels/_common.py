@@ -5,42 +5,89 @@ import types
 import numba
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange
+from numba import prange
 from numba.core import types as nb_types
 from numba.extending import intrinsic
+
+from ._config import jit, use_numpy, with_numpy_twin
 
 #: below this many ratings a parallel kernel costs more to launch than it saves
 PARALLEL_MIN_RATINGS = 100_000
 
 
-def serial_and_parallel(func):
-    """Compile ``func`` twice, once with ``parallel=True`` (its ``prange``
-    loops run on numba's threads) and once serially; returns a dispatcher
-    that carries both.
+def serial_and_parallel(func=None, *, numpy=None, parallel_min=None):
+    """Compile ``func`` (lazily, each on its first call) with ``parallel=True``
+    (its ``prange`` loops run on numba's threads) and serially; returns the
+    parallel dispatcher, which carries the serial one as ``.serial``.
 
     Call ``kernel.pick(n_ratings)`` for the variant to run: small data runs
-    serially because waking threads costs more than the work.  Both variants
-    give identical results: parallel loops only write disjoint outputs.
-    The serial copy gets its own name so the on-disk caches do not collide.
+    serially because waking threads costs more than the work, and below
+    :data:`~._config.NUMPY_MAX_RATINGS` the vectorised ``numpy`` twin runs
+    where one is given (``.numpy``), so that nothing waits for the compiler.
+    All variants give the same results: parallel loops only write disjoint
+    outputs, and the twin the same sums (to rounding).  The serial copy gets
+    its own name so the on-disk caches do not collide.
     """
-    parallel = njit(cache=True, nogil=True, parallel=True)(func)
+    if func is None:
+        return lambda f: serial_and_parallel(f, numpy=numpy, parallel_min=parallel_min)
+    parallel = jit(parallel=True)(func)
     copy = types.FunctionType(func.__code__, func.__globals__, func.__name__ + "_serial",
                               func.__defaults__, func.__closure__)
     copy.__qualname__ = func.__qualname__ + "_serial"
     copy.__doc__ = func.__doc__
-    serial = njit(cache=True, nogil=True)(copy)
+    serial = jit(copy)
 
     def pick(n_ratings):
-        if n_ratings >= PARALLEL_MIN_RATINGS and numba.get_num_threads() > 1:
+        if numpy is not None and use_numpy(n_ratings):
+            return numpy
+        threshold = PARALLEL_MIN_RATINGS if parallel_min is None else parallel_min
+        if n_ratings >= threshold and numba.get_num_threads() > 1:
             return parallel
         return serial
 
     parallel.serial = serial
+    parallel.numpy = numpy
     parallel.pick = pick
     return parallel
 
 
-@njit(cache=True, nogil=True)
+def normalize_log_rows_numpy(joint):
+    """Rows of log weights (an array it overwrites) to probabilities, as
+    :func:`normalize_log_block` does: returns ``(probabilities, log
+    normalisers)``; an all ``-inf`` row turns uniform with normaliser
+    ``-inf``."""
+    top = joint.max(axis=1)
+    finite = top > -np.inf
+    joint -= np.where(finite, top, 0.0)[:, None]
+    joint[~finite] = 0.0
+    np.exp(joint, out=joint)
+    total = joint.sum(axis=1)
+    return joint / total[:, None], top + np.log(total)
+
+
+def chunk_sums_numpy(values, chunk_ptr, out):
+    """``out[c]`` = the sum of the rows of chunk c of ``values`` (rows
+    ``chunk_ptr[c]:chunk_ptr[c + 1]``)."""
+    for c in range(chunk_ptr.shape[0] - 1):
+        out[c] = values[chunk_ptr[c]:chunk_ptr[c + 1]].sum(axis=0)
+
+
+@jit
+def digamma(x):
+    """ψ(x) for x > 0: the recurrence ψ(x) = ψ(x + 1) - 1/x up to x >= 10,
+    then the asymptotic series (error below 1e-14 there)."""
+    result = 0.0
+    while x < 10.0:
+        result -= 1.0 / x
+        x += 1.0
+    inv = 1.0 / x
+    inv2 = inv * inv
+    return result + np.log(x) - 0.5 * inv - inv2 * (
+        1.0 / 12.0 - inv2 * (1.0 / 120.0 - inv2 * (1.0 / 252.0 - inv2 * (
+            1.0 / 240.0 - inv2 * (1.0 / 132.0)))))
+
+
+@jit
 def normalize_log_inplace(log_p):
     """Turn the log-weights ``log_p`` into probabilities in place.
 
@@ -69,7 +116,13 @@ def normalize_log_inplace(log_p):
     return top + np.log(total)
 
 
-@njit(cache=True, nogil=True)
+def count_codes_numpy(codes, counts):
+    """:func:`count_codes` in numpy."""
+    counts += np.bincount(codes, minlength=counts.shape[0])
+
+
+@with_numpy_twin(count_codes_numpy, size=lambda codes, counts: codes.shape[0])
+@jit
 def count_codes(codes, counts):
     """``counts[c]`` += 1 for each code ``c`` in ``codes`` (every code in
     ``0 .. len(counts) - 1``); ``np.bincount`` without its checks and casts."""
@@ -77,7 +130,15 @@ def count_codes(codes, counts):
         counts[codes[n]] += 1
 
 
-@njit(cache=True, nogil=True)
+def lookup_codes_numpy(table, offsets, codes):
+    """:func:`lookup_codes` in numpy."""
+    codes[:] = table[offsets]
+    bad = np.flatnonzero(codes < 0)
+    return int(bad[0]) if bad.shape[0] else -1
+
+
+@with_numpy_twin(lookup_codes_numpy, size=lambda table, offsets, codes: offsets.shape[0])
+@jit
 def lookup_codes(table, offsets, codes):
     """``codes[n] = table[offsets[n]]`` (every offset in the table); returns
     the first ``n`` whose entry is negative (not a class), or -1."""
@@ -90,7 +151,15 @@ def lookup_codes(table, offsets, codes):
     return bad
 
 
-@serial_and_parallel
+def vote_counts_numpy(item_ptr, label, n_classes, counts):
+    """:func:`vote_counts` in numpy."""
+    n_items = item_ptr.shape[0] - 1
+    item = np.repeat(np.arange(n_items), np.diff(item_ptr))
+    counts[:] = np.bincount(item * n_classes + label, minlength=n_items * n_classes
+                            ).reshape(n_items, n_classes)
+
+
+@serial_and_parallel(numpy=vote_counts_numpy)
 def vote_counts(item_ptr, label, n_classes, counts):
     """``counts[i, k]`` = number of ratings of item ``i`` with label ``k``."""
     for i in prange(item_ptr.shape[0] - 1):
@@ -100,6 +169,17 @@ def vote_counts(item_ptr, label, n_classes, counts):
             counts[i, label[n]] += 1.0
 
 
+def item_means_numpy(item_ptr, values, means):
+    """:func:`item_means` in numpy."""
+    n_items = item_ptr.shape[0] - 1
+    size = np.diff(item_ptr)
+    total = np.bincount(np.repeat(np.arange(n_items), size), weights=values[:item_ptr[-1]],
+                        minlength=n_items)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means[:] = np.where(size > 0, total / size, np.nan)
+
+
+@with_numpy_twin(item_means_numpy, size=lambda item_ptr, values, means: item_ptr[-1])
 @serial_and_parallel
 def item_means(item_ptr, values, means):
     """``means[i]`` = mean of the values of item ``i``'s ratings (NaN if none)."""
@@ -114,6 +194,21 @@ def item_means(item_ptr, values, means):
         means[i] = total / (stop - start)
 
 
+def item_medians_numpy(item_ptr, values, medians):
+    """:func:`item_medians` in numpy."""
+    n_items = item_ptr.shape[0] - 1
+    size = np.diff(item_ptr)
+    item = np.repeat(np.arange(n_items), size)
+    ordered = values[:item_ptr[-1]][np.lexsort((values[:item_ptr[-1]], item))]
+    rated = size > 0
+    start, m = item_ptr[:-1][rated], size[rated]
+    low = ordered[start + (m - 1) // 2]
+    high = ordered[start + m // 2]
+    medians[:] = np.nan
+    medians[rated] = np.where(m % 2 == 1, high, 0.5 * (low + high))
+
+
+@with_numpy_twin(item_medians_numpy, size=lambda item_ptr, values, medians: item_ptr[-1])
 @serial_and_parallel
 def item_medians(item_ptr, values, medians):
     """``medians[i]`` = median of item ``i``'s rating values (NaN if none);
@@ -131,7 +226,14 @@ def item_medians(item_ptr, values, medians):
             medians[i] = 0.5 * (ordered[m // 2 - 1] + ordered[m // 2])
 
 
-@njit(cache=True, nogil=True)
+def row_argmax_numpy(values, out):
+    """:func:`row_argmax` in numpy."""
+    if values.shape[0]:
+        out[:] = np.argmax(values, axis=1)
+
+
+@with_numpy_twin(row_argmax_numpy, size=lambda values, out: values.size)
+@jit
 def row_argmax(values, out):
     """``out[i] = np.argmax(values[i])`` for every row (first maximum; a NaN
     counts as the maximum, as in numpy): numpy's axis-1 argmax costs a
@@ -185,7 +287,7 @@ def bits_from_float(typingctx, x):
     return nb_types.int64(nb_types.float64), codegen
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _exp_reduced(t):
     """exp(t) = p 2^whole for ``_EXP_MIN <= t <= 709``: returns (p, whole)."""
     whole = (t * _LOG2E + _ROUND) - _ROUND
@@ -207,7 +309,7 @@ def _exp_reduced(t):
     return q03 + (q47 + q813 * r4) * r4, whole
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def exp_fast(t):
     """exp(t) for t <= 0 within 2 ulp of numpy's (tested), branch-free so that
     a loop of it vectorises; below exp(-708) (and at -inf) it gives 0."""
@@ -229,7 +331,7 @@ _TWO52_BITS = 0x4330000000000000  # the bits of 2^52
 _SQRT2 = 1.4142135623730951
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@jit(inline="always", error_model="numpy")
 def log_fast(x):
     """log(x) for a finite, normal x > 0 within 1 ulp, branch-free so that
     a loop of it vectorises (no check of the domain: the caller's)."""
@@ -252,7 +354,7 @@ def log_fast(x):
 
 # Contraction (a * b + c as one FMA) is the only fast-math flag: no
 # assumptions about inf or NaN.
-@njit(cache=True, nogil=True, fastmath={"contract"})
+@jit(fastmath={"contract"})
 def exp_shifted_inplace(x, top):
     """``x[k] = exp(x[k] - top)`` in place for ``x[k] <= top``; returns the sum.
 
@@ -270,7 +372,7 @@ def exp_shifted_inplace(x, top):
     return total
 
 
-@njit(cache=True, nogil=True)
+@jit
 def normalize_log_rows(log_p):
     """:func:`normalize_log_inplace` for a long row, with :func:`exp_shifted_inplace`.
 
@@ -306,7 +408,7 @@ def normalize_log_rows(log_p):
     return top + np.log(total)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def normalize_log_block(rows, n_rows, n_classes, log_norm):
     """:func:`normalize_log_inplace` for ``n_rows`` short rows stored one
     after another in ``rows`` (row r at ``r * n_classes``), with one
@@ -338,7 +440,7 @@ def normalize_log_block(rows, n_rows, n_classes, log_norm):
             rows[base + k] *= scale
 
 
-@njit(cache=True, nogil=True)
+@jit
 def start_log_rows(rows, first, last, log_prior, evidence):
     """The rows of items ``first:last`` in a block of :func:`normalize_log_block`
     set to log π plus each item's evidence (the gold clamp; ``evidence`` with
@@ -353,7 +455,7 @@ def start_log_rows(rows, first, last, log_prior, evidence):
                 rows[base + k] += evidence[i, k]
 
 
-@njit(cache=True, nogil=True)
+@jit
 def store_posterior_rows(rows, first, last, item_ptr, clamped, log_norm, posterior, loglik,
                          class_total):
     """Items ``first:last`` of a normalised block: their posteriors into

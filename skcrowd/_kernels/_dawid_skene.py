@@ -3,9 +3,11 @@ of the expected confusion counts, so that an EM iteration reads the ratings
 once."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from ._common import exp_shifted_inplace, serial_and_parallel
+from ._common import (chunk_sums_numpy, exp_shifted_inplace, normalize_log_rows_numpy,
+                      serial_and_parallel)
+from ._config import jit, with_numpy_twin
 
 #: items whose log joints are exponentiated together
 ITEM_BLOCK = 256
@@ -15,7 +17,7 @@ ITEM_BLOCK = 256
 CLASS_GROUP = 4
 
 
-@njit(cache=True, nogil=True)
+@jit
 def log_joints(item_ptr, cell, log_prior, evidence, log_likelihood, first, last, rows):
     """Rows of :func:`e_step`'s block of items ``first:last``, class-major
     (item i, class k at ``k * (last - first) + i - first``): log π_k, plus
@@ -58,7 +60,7 @@ def log_joints(item_ptr, cell, log_prior, evidence, log_likelihood, first, last,
             rows[row + i] = total
 
 
-@njit(cache=True, nogil=True)
+@jit
 def add_counts(item_ptr, cell, rows, first, last, counts, class_total):
     """P(z_i = k) of the normalised block ``rows`` (laid out as in
     :func:`log_joints`) added into ``counts[k, cell]`` for each rating of
@@ -95,7 +97,41 @@ def add_counts(item_ptr, cell, rows, first, last, counts, class_total):
         class_total[k] = total
 
 
-@serial_and_parallel
+def rating_items(item_ptr):
+    """The item of each rating, from the items' rating offsets."""
+    n_items = item_ptr.shape[0] - 1
+    return np.repeat(np.arange(n_items), np.diff(item_ptr).astype(np.int64))
+
+
+def e_step_numpy(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, posterior,
+                 loglik, partial_counts, partial_class):
+    """:func:`e_step` in numpy: the same sums, vectorised over ratings."""
+    n_items, n_classes = posterior.shape
+    n_cells = log_likelihood.shape[1]
+    n_chunks = chunk_ptr.shape[0] - 1
+    item = rating_items(item_ptr)
+    # log π_k + evidence + Σ_n log θ_{j_n}[k, l_n], one bincount per class
+    # (each item's ratings summed in their order, as the kernel does)
+    joint = np.empty((n_items, n_classes))
+    for k in range(n_classes):
+        joint[:, k] = np.bincount(item, weights=log_likelihood[k, cell], minlength=n_items)
+    joint += log_prior
+    if evidence.shape[0] > 0:
+        joint += evidence
+    posterior[:], loglik[:] = normalize_log_rows_numpy(joint)
+    if evidence.shape[0] == 0:
+        loglik[item_ptr[1:] == item_ptr[:-1]] = 0.0  # no ratings: likelihood 1
+    # chunk c's expected counts in its own slice, as the kernel writes them
+    chunk_of_item = np.repeat(np.arange(n_chunks), np.diff(chunk_ptr))
+    slot = chunk_of_item[item] * n_cells + cell
+    size = n_chunks * n_cells
+    for k in range(n_classes):
+        partial_counts[:, k, :] = np.bincount(slot, weights=posterior[item, k],
+                                              minlength=size).reshape(n_chunks, n_cells)
+    chunk_sums_numpy(posterior, chunk_ptr, partial_class)
+
+
+@serial_and_parallel(numpy=e_step_numpy)
 def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, posterior, loglik,
            partial_counts, partial_class):
     """E-step and expected confusion counts in one pass over the ratings.
@@ -186,7 +222,17 @@ def e_step(item_ptr, cell, log_prior, evidence, log_likelihood, chunk_ptr, poste
             add_counts(item_ptr, cell, rows, first, last, partial_counts[c], partial_class[c])
 
 
-@njit(cache=True, nogil=True)
+def confusion_counts_numpy(item, rater, label, posterior, counts):
+    """:func:`confusion_counts` in numpy."""
+    n_raters, n_classes = counts.shape[0], posterior.shape[1]
+    cell = rater * n_classes + label
+    for k in range(n_classes):
+        counts[:, k, :] = np.bincount(cell, weights=posterior[item, k],
+                                      minlength=n_raters * n_classes).reshape(n_raters, n_classes)
+
+
+@with_numpy_twin(confusion_counts_numpy, size=lambda item, *rest: item.shape[0])
+@jit
 def confusion_counts(item, rater, label, posterior, counts):
     """Expected confusion counts of given posteriors (used once, at init).
 
@@ -203,7 +249,21 @@ def confusion_counts(item, rater, label, posterior, counts):
             counts[j, k, given] += posterior[i, k]
 
 
-@njit(cache=True, nogil=True)
+def vote_share_counts_numpy(item_ptr, label, cell, n_classes, counts, class_counts):
+    """:func:`vote_share_counts` in numpy."""
+    n_items = item_ptr.shape[0] - 1
+    item = rating_items(item_ptr)
+    shares = np.bincount(item * n_classes + label, minlength=n_items * n_classes
+                         ).reshape(n_items, n_classes).astype(np.float64)
+    shares += 1e-12
+    shares /= shares.sum(axis=1)[:, None]
+    class_counts[:] = shares.sum(axis=0)
+    for k in range(n_classes):
+        counts[:, k] = np.bincount(cell, weights=shares[item, k], minlength=counts.shape[0])
+
+
+@with_numpy_twin(vote_share_counts_numpy, size=lambda item_ptr, label, *rest: label.shape[0])
+@jit
 def vote_share_counts(item_ptr, label, cell, n_classes, counts, class_counts):
     """Expected confusion counts of the soft majority-vote start, without
     the posteriors: each item's vote shares (plus 1e-12 per class, so that

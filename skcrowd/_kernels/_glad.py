@@ -22,9 +22,10 @@ With K = 1 there is nothing to get wrong: every rating has probability 1.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from ._common import normalize_log_inplace
+from ._common import normalize_log_inplace, serial_and_parallel
+from ._config import jit, with_numpy_twin
 
 #: largest Newton step on b_i (log units: β changes at most by a factor e)
 MAX_STEP = 1.0
@@ -36,7 +37,7 @@ T_MAX = 1e6
 SEARCH_STEPS = 100
 
 
-@njit(cache=True, nogil=True)
+@jit
 def sigmoid(t):
     """1 / (1 + exp(-t)) without overflow."""
     if t >= 0.0:
@@ -45,7 +46,7 @@ def sigmoid(t):
     return e / (1.0 + e)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma):
     """Class-independent sums over one item's ratings at log inverse
     difficulty ``b``.
@@ -57,7 +58,7 @@ def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma)
     """
     # Far out in b (a very wide prior's quadrature nodes) α β overflows, and
     # with α = 0 gives NaN; |t| beyond T_MAX changes no probability that
-    # matters (σ(-T_MAX) = e^-1e6), so t is held there (issue 11, bug 3).
+    # matters (σ(-T_MAX) = e^-1e6), so t is held there.
     beta = np.exp(min(b, 700.0))
     # element loops, not ``a[:] = 0``: a slice is a view whose reference
     # count is an atomic the threads contend for
@@ -99,7 +100,7 @@ def item_terms(start, stop, rater, label, alpha, b, log_km1, class_terms, sigma)
     return base, slope, curvature
 
 
-@njit(cache=True, nogil=True)
+@jit
 def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
                    b_mean, b_precision, class_terms, class_counts, weights, sigma):
     """Item i's log posterior in b and its first two derivatives.
@@ -148,7 +149,7 @@ def item_objective(start, stop, rater, label, alpha, log_prior, b, log_km1,
     return value, gradient, hessian
 
 
-@njit(cache=True, nogil=True)
+@jit
 def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
              b_precision, max_steps, step_tol, class_terms, class_counts,
              weights, sigma):
@@ -206,7 +207,7 @@ def fit_item(start, stop, rater, label, alpha, log_prior, b, log_km1, b_mean,
     return b, value
 
 
-@njit(cache=True, nogil=True)
+@jit
 def grid_maxima(start, stop, rater, label, alpha, log_prior, log_km1, b_mean,
                 b_precision, grid, grid_beta, class_counts, terms, values):
     """The two best local maxima of one item's log posterior on ``grid``.
@@ -215,7 +216,7 @@ def grid_maxima(start, stop, rater, label, alpha, log_prior, log_km1, b_mean,
     that some raters favour, when abilities are negative, or where a wide
     prior meets a sigmoid-shaped likelihood), and which one a local ascent
     reaches depends on where it starts; an ascent from these grid points
-    depends on (α, π) only (issue 11, bug 2).
+    depends on (α, π) only, so that fit and predict reach the same mode.
 
     One pass over the item's ratings fills every grid point's class
     log-likelihoods (``terms``, scratch of shape (n_grid, n_classes);
@@ -278,7 +279,7 @@ def grid_maxima(start, stop, rater, label, alpha, log_prior, log_km1, b_mean,
     return first, second
 
 
-@njit(cache=True, nogil=True)
+@jit
 def add_rater_terms(start, stop, rater, label, beta, weights, sigma, out):
     """Add one item's contributions to the α statistics of its raters.
 
@@ -309,7 +310,17 @@ def n_item_blocks(n_items, n_raters):
     return max(1, min(256, n_items, 2_000_000 // max(n_raters, 1)))
 
 
-@njit(cache=True, nogil=True, parallel=True)
+#: ratings from which GLAD's item-level kernels run in parallel (its
+#: Newton ascents cost far more per rating than a Dawid-Skene E-step)
+PARALLEL_MIN_RATINGS = 10_000
+
+
+def _n_ratings(item_ptr, rater, *rest):
+    return rater.shape[0]
+
+
+@with_numpy_twin(None, size=_n_ratings)
+@serial_and_parallel(parallel_min=PARALLEL_MIN_RATINGS)
 def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_precision,
               max_steps, step_tol, grid, log_beta, beta, posterior, loglik,
               rater_stats, sigma):
@@ -369,6 +380,9 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
     with_raters = rater_stats.shape[0] > 0 and n_classes > 1
     grid_beta = np.exp(np.minimum(grid, 700.0))
     n_blocks = rater_stats.shape[0] if rater_stats.shape[0] > 0 else min(n_items, 256)
+    # typed int64 like max_steps, so fit_item compiles once (a literal 100
+    # made numba compile a second specialisation)
+    search_steps = np.int64(SEARCH_STEPS)
     for block in prange(n_blocks):
         if rater_stats.shape[0] > 0:
             rater_stats[block] = 0.0
@@ -408,7 +422,7 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
                     if g >= 0:
                         trial_b, trial_value = fit_item(
                             start, stop, rater, label, alpha, item_prior, grid[g], log_km1,
-                            b_mean, b_precision, SEARCH_STEPS, step_tol, class_terms,
+                            b_mean, b_precision, search_steps, step_tol, class_terms,
                             class_counts, weights, sigma)
                         if trial_value > value:
                             b, value = trial_b, trial_value
@@ -428,7 +442,8 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
                                 sigma, rater_stats[block])
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@with_numpy_twin(None, size=_n_ratings)
+@serial_and_parallel(parallel_min=PARALLEL_MIN_RATINGS)
 def item_marginal(item_ptr, rater, label, alpha, log_prior, nodes, log_weights,
                   loglik, node_posterior):
     """log ∫ p(ratings of i | α, b, π) N(b) db by quadrature, z summed out.

@@ -6,7 +6,7 @@ The global step evaluates every (rater, node) term once per trial point
 sums them, per rater (:func:`rater_derivatives`, :func:`rater_values`) and
 per node (:func:`node_derivatives`, :func:`node_values`).
 
-Notation (DESIGN §6.5).  ``M`` quadrature nodes of the item effects; node
+Notation (the 3PL lattice of Carpenter's item-difficulty paper).  ``M`` quadrature nodes of the item effects; node
 ``m`` has a difficulty ``b[m]``, a discrimination ``d[m]`` and a guessing
 probability λ_m given by ``log_guess[m]`` = log λ_m and ``log_noguess[m]`` =
 log(1 - λ_m).  For a rater with log-odds ability α_z (z = 1: sensitivity,
@@ -19,12 +19,13 @@ The joint index of (z, m) is ``z * M + m`` everywhere.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ._common import normalize_log_rows, serial_and_parallel
+from ._config import jit
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _logaddexp(a, b):
     if a == -np.inf:
         return b
@@ -35,7 +36,7 @@ def _logaddexp(a, b):
     return b + np.log1p(np.exp(a - b))
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _logistic(x):
     """exp(-|x|), log σ(x), log σ(-x) and σ(x): one exp and one log1p."""
     e = np.exp(-abs(x))
@@ -45,7 +46,7 @@ def _logistic(x):
     return e, x - l1, -l1, e / (1.0 + e)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _guessed(e, log_s, log_s1, s, log_guess, log_noguess, guess, noguess):
     """:func:`_terms` from the logistic parts of :func:`_logistic`: what
     depends on the guessing probability λ (one log, one division)."""
@@ -64,7 +65,7 @@ def _guessed(e, log_s, log_s1, s, log_guess, log_noguess, guess, noguess):
     return correct, wrong, s, slope, ratio
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _terms(x, log_guess, log_noguess, guess, noguess):
     """log P(correct), log P(wrong), σ(x), d log P(correct) / dx and
     (1-λ) / P(correct), with λ = ``guess`` = exp(``log_guess``) and
@@ -78,7 +79,7 @@ def _terms(x, log_guess, log_noguess, guess, noguess):
     return _guessed(e, log_s, log_s1, s, log_guess, log_noguess, guess, noguess)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _group_terms(g, alpha_sens, alpha_spec, b, d, log_guess, log_noguess, guess, noguess,
                  table, sigma, slope, ratio):
     """Row g of :func:`rater_node_terms` (of :func:`rating_log_table` when
@@ -121,8 +122,10 @@ def rating_log_table(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table
     guess, noguess = np.exp(log_guess), np.exp(log_noguess)
     none = np.empty((0, 0))
     for j in prange(alpha_sens.shape[0]):
-        _group_terms(j, alpha_sens, alpha_spec, b, d, log_guess, log_noguess, guess, noguess,
-                     table, none, none, none)
+        # int64 as in the serial variant (a prange index is unsigned), so
+        # the helper compiles once for both
+        _group_terms(np.int64(j), alpha_sens, alpha_spec, b, d, log_guess, log_noguess, guess,
+                     noguess, table, none, none, none)
 
 
 @serial_and_parallel
@@ -153,7 +156,7 @@ def rater_node_terms(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, group
                      noguess, table, sigma, slope, ratio)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post):
     """Posterior over (z, grid node) of pattern ``p`` into ``post``; returns
     the log marginal likelihood of its ratings."""
@@ -168,7 +171,7 @@ def _pattern_posterior(p, pattern_ptr, rater, label, log_prior, table, post):
     return normalize_log_rows(post)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _pattern_chunk(
     c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
     expected_counts, touched, proba_positive, effect_means, loglik,
@@ -208,7 +211,7 @@ def _pattern_chunk(
                 out[j, y, k] += weight * post[k]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@serial_and_parallel
 def pattern_posteriors(
     pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
     expected_counts, touched, proba_positive, effect_means, loglik,
@@ -224,9 +227,9 @@ def pattern_posteriors(
     :func:`sum_chunks` sums the chunks in order (results do not depend on
     threads).  Only the raters a chunk meets (``touched[c, j]``) have their
     slices written (zeroed first); the others are left as they are.
-    The chunks run in parallel; :func:`pattern_posteriors_serial` is the
-    same computation on one thread (for small data, where waking threads
-    costs more than the work).
+    The chunks run in parallel; ``pattern_posteriors.serial``
+    (``pattern_posteriors_serial``) is the same computation on one thread
+    (for small data, where waking threads costs more than the work).
 
     Parameters
     ----------
@@ -244,21 +247,12 @@ def pattern_posteriors(
     loglik : float64 (n_patterns,), output
     """
     for c in prange(chunk_ptr.shape[0] - 1):
-        _pattern_chunk(c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr,
-                       node_values, expected_counts, touched, proba_positive, effect_means,
-                       loglik)
+        _pattern_chunk(np.int64(c), pattern_ptr, rater, label, count, log_prior, table,
+                       chunk_ptr, node_values, expected_counts, touched, proba_positive,
+                       effect_means, loglik)
 
 
-@njit(cache=True, nogil=True)
-def pattern_posteriors_serial(
-    pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
-    expected_counts, touched, proba_positive, effect_means, loglik,
-):
-    """:func:`pattern_posteriors` on one thread (identical results)."""
-    for c in range(chunk_ptr.shape[0] - 1):
-        _pattern_chunk(c, pattern_ptr, rater, label, count, log_prior, table, chunk_ptr,
-                       node_values, expected_counts, touched, proba_positive, effect_means,
-                       loglik)
+pattern_posteriors_serial = pattern_posteriors.serial
 
 
 @serial_and_parallel
@@ -297,18 +291,25 @@ def pattern_node_cdf(pattern_ptr, rater, label, log_prior, table, cdf):
             cdf[p, m] = running
 
 
-@njit(cache=True, nogil=True)
+@jit(inline="always")
+def _weighted_log_prob(expected_counts, table, g, z, k):
+    """W[g, z, k] log P(correct) + W[g, 1-z, k] log P(wrong) of group g at
+    joint node k = z*M+m; 0 for a term of zero weight (whose log
+    probabilities may be -inf)."""
+    w_correct = expected_counts[g, z, k]
+    w_wrong = expected_counts[g, 1 - z, k]
+    if w_correct == 0.0 and w_wrong == 0.0:
+        return 0.0
+    return w_correct * table[g, z, k] + w_wrong * table[g, 1 - z, k]
+
+
+@jit
 def _group_value(expected_counts, table, g, n_nodes):
     """Σ_{y,z,m} W[g, y, z*M+m] log P(y | z, m; α_g), terms of zero weight skipped."""
     total = 0.0
     for z in range(2):
         for m in range(n_nodes):
-            k = z * n_nodes + m
-            w_correct = expected_counts[g, z, k]
-            w_wrong = expected_counts[g, 1 - z, k]
-            if w_correct == 0.0 and w_wrong == 0.0:
-                continue
-            total += w_correct * table[g, z, k] + w_wrong * table[g, 1 - z, k]
+            total += _weighted_log_prob(expected_counts, table, g, z, z * n_nodes + m)
     return total
 
 
@@ -335,7 +336,7 @@ def rater_derivatives(expected_counts, table, sigma, slope, d, value, gradient, 
     n_nodes = d.shape[0]
     # Groups are independent (one output row each): parallel and deterministic.
     for g in prange(table.shape[0]):
-        value[g] = _group_value(expected_counts, table, g, n_nodes)
+        value[g] = _group_value(expected_counts, table, np.int64(g), n_nodes)
         for z in range(2):
             grad = 0.0
             hess = 0.0
@@ -386,12 +387,7 @@ def node_values(expected_counts, table, value):
         for g in range(n_groups):
             for z in range(2):
                 for m in range(lo, hi):
-                    k = z * n_nodes + m
-                    w_correct = expected_counts[g, z, k]
-                    w_wrong = expected_counts[g, 1 - z, k]
-                    if w_correct == 0.0 and w_wrong == 0.0:
-                        continue
-                    value[m] += w_correct * table[g, z, k] + w_wrong * table[g, 1 - z, k]
+                    value[m] += _weighted_log_prob(expected_counts, table, g, z, z * n_nodes + m)
 
 
 @serial_and_parallel
@@ -405,7 +401,7 @@ def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, t
     log P(y | z, m; α_g); ``gradient[:, m]`` its derivatives in (b[m], d[m],
     t[m]); ``hessian[:, m]`` the second derivatives (bb, dd, tt, bd, bt, dt).
     The item-population hyperparameters set the node values, so these give
-    the exact gradient and Hessian of their Newton step (DESIGN §6.5) from
+    the exact gradient and Hessian of their Newton step from
     one pass.  Blocks of nodes run in parallel, each node summing its groups
     in order, so results do not depend on the number of threads.
 

@@ -12,10 +12,13 @@ so an item costs O(ratings + classes) instead of O(ratings x classes).
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from ._common import (normalize_log_block, serial_and_parallel, start_log_rows,
+from ._common import (chunk_sums_numpy, digamma, normalize_log_block,
+                      normalize_log_rows_numpy, serial_and_parallel, start_log_rows,
                       store_posterior_rows)
+from ._config import jit, with_numpy_twin
+from ._dawid_skene import rating_items
 
 #: items whose log joints are exponentiated together
 ITEM_BLOCK = 256
@@ -23,7 +26,33 @@ ITEM_BLOCK = 256
 LOG_TINY = math.log(np.finfo(np.float64).tiny)
 
 
-@serial_and_parallel
+def e_step_numpy(item_ptr, label, cell, log_prior, evidence, off, gain, know_share, chunk_ptr,
+                 posterior, loglik, partial_know, partial_class):
+    """:func:`e_step` in numpy: the same sums, vectorised over ratings."""
+    n_items, n_classes = posterior.shape
+    n_cells = partial_know.shape[1]
+    n_chunks = chunk_ptr.shape[0] - 1
+    item = rating_items(item_ptr)
+    # log π_k + evidence + Σ_n gain over the ratings with label k; the spam
+    # term Σ_n off, the same for every class, enters the normaliser only
+    joint = np.bincount(item * n_classes + label, weights=gain[cell],
+                        minlength=n_items * n_classes).reshape(n_items, n_classes)
+    joint += log_prior
+    if evidence.shape[0] > 0:
+        joint += evidence
+    spam = np.bincount(item, weights=off[cell], minlength=n_items)
+    posterior[:], loglik[:] = normalize_log_rows_numpy(joint)
+    loglik += spam
+    if evidence.shape[0] == 0:
+        loglik[item_ptr[1:] == item_ptr[:-1]] = 0.0  # no ratings: likelihood 1
+    chunk_of_item = np.repeat(np.arange(n_chunks), np.diff(chunk_ptr))
+    partial_know[:] = np.bincount(
+        chunk_of_item[item] * n_cells + cell, weights=posterior[item, label] * know_share[cell],
+        minlength=n_chunks * n_cells).reshape(n_chunks, n_cells)
+    chunk_sums_numpy(posterior, chunk_ptr, partial_class)
+
+
+@serial_and_parallel(numpy=e_step_numpy)
 def e_step(item_ptr, label, cell, log_prior, evidence, off, gain, know_share, chunk_ptr,
            posterior, loglik, partial_know, partial_class):
     """Posterior over the true label and expected knowing counts, one pass.
@@ -98,7 +127,16 @@ def e_step(item_ptr, label, cell, log_prior, evidence, off, gain, know_share, ch
                     partial_know[c, r] += rows[base + label[n]] * know_share[r]
 
 
-@njit(cache=True, nogil=True)
+def start_counts_numpy(item_ptr, label, cell, posterior, share, know, count, class_counts):
+    """:func:`start_counts` in numpy."""
+    item = rating_items(item_ptr)
+    know[:] = np.bincount(cell, weights=posterior[item, label] * share, minlength=know.shape[0])
+    count[:] = np.bincount(cell, minlength=count.shape[0])
+    class_counts[:] = posterior.sum(axis=0)
+
+
+@with_numpy_twin(start_counts_numpy, size=lambda item_ptr, label, *rest: label.shape[0])
+@jit
 def start_counts(item_ptr, label, cell, posterior, share, know, count, class_counts):
     """The counts of a start from item posteriors, in one pass.
 
@@ -130,20 +168,24 @@ def start_counts(item_ptr, label, cell, posterior, share, know, count, class_cou
             count[r] += 1.0
 
 
-@njit(cache=True, nogil=True)
-def digamma(x):
-    """ψ(x) for x > 0: the recurrence ψ(x) = ψ(x + 1) - 1/x up to x >= 10,
-    then the asymptotic series (error below 1e-14 there)."""
-    result = 0.0
-    while x < 10.0:
-        result -= 1.0 / x
-        x += 1.0
-    f = 1.0 / (x * x)
-    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
-    return result + np.log(x) - 0.5 / x - series
+def cell_tables_numpy(log_know, log_spam, log_strategy, off, gain, know_share):
+    """:func:`cell_tables` in numpy."""
+    spam = np.maximum(log_spam[:, None] + log_strategy, LOG_TINY)
+    know = log_know[:, None]
+    top = np.maximum(spam, know)
+    both = top + np.log(np.exp(spam - top) + np.exp(know - top))
+    off[:] = spam.ravel()
+    gain[:] = (both - spam).ravel()
+    know_share[:] = np.exp(know - both).ravel()
 
 
-@njit(cache=True, nogil=True)
+def _n_cells(*args):
+    """The size of a per-rater kernel's call: its (rater, label) cells."""
+    return args[2].size
+
+
+@with_numpy_twin(cell_tables_numpy, size=_n_cells)
+@jit
 def cell_tables(log_know, log_spam, log_strategy, off, gain, know_share):
     """The e-step's per (rater, label) tables from log θ, log(1 - θ), log ξ
     (see the module docstring): ``off`` = log((1 - θ) ξ_l) (at least
@@ -165,7 +207,26 @@ def cell_tables(log_know, log_spam, log_strategy, off, gain, know_share):
             know_share[r] = np.exp(log_know[j] - both)
 
 
-@njit(cache=True, nogil=True)
+def rater_update_numpy(know, count, variational, prior_knowing, prior_spamming,
+                       prior_strategy, smoothing, log_know, log_spam, log_strategy, knowing,
+                       spamming, strategy, off, gain, know_share):
+    """:func:`rater_update` in numpy."""
+    n_raters, n_classes = log_strategy.shape
+    if variational:
+        a0, b0, c0 = prior_knowing, prior_spamming, prior_strategy
+    else:
+        a0, b0, c0 = smoothing, smoothing, smoothing
+    spam = np.maximum(count - know, 0.0).reshape(n_raters, n_classes)
+    strategy[:] = spam + c0
+    knowing[:] = know.reshape(n_raters, n_classes).sum(axis=1) + a0
+    spamming[:] = spam.sum(axis=1) + b0
+    return rater_params_numpy(knowing, spamming, strategy, variational, prior_knowing,
+                              prior_spamming, prior_strategy, smoothing, log_know, log_spam,
+                              log_strategy, off, gain, know_share)
+
+
+@with_numpy_twin(rater_update_numpy, size=lambda know, *rest: know.size)
+@jit
 def rater_update(know, count, variational, prior_knowing, prior_spamming, prior_strategy,
                  smoothing, log_know, log_spam, log_strategy, knowing, spamming, strategy,
                  off, gain, know_share):
@@ -209,12 +270,44 @@ def rater_update(know, count, variational, prior_knowing, prior_spamming, prior_
             spammed += spam
         knowing[j] = known + a0
         spamming[j] = spammed + b0
-    return rater_params(knowing, spamming, strategy, variational, prior_knowing,
-                        prior_spamming, prior_strategy, smoothing, log_know, log_spam,
-                        log_strategy, off, gain, know_share)
+    return _rater_params_jit(knowing, spamming, strategy, variational, prior_knowing,
+                             prior_spamming, prior_strategy, smoothing, log_know, log_spam,
+                             log_strategy, off, gain, know_share)
 
 
-@njit(cache=True, nogil=True)
+def rater_params_numpy(knowing, spamming, strategy, variational, prior_knowing,
+                       prior_spamming, prior_strategy, smoothing, log_know, log_spam,
+                       log_strategy, off, gain, know_share):
+    """:func:`rater_params` in numpy (scipy's digamma and gammaln)."""
+    from scipy.special import digamma as psi, gammaln
+
+    n_classes = log_strategy.shape[1]
+    a0, b0, c0 = prior_knowing, prior_spamming, prior_strategy
+    a, b = knowing, spamming
+    c_total = strategy.sum(axis=1)
+    if variational:
+        log_beta0 = math.lgamma(a0) + math.lgamma(b0) - math.lgamma(a0 + b0)
+        log_dir0 = n_classes * math.lgamma(c0) - math.lgamma(n_classes * c0)
+        psi_ab = psi(a + b)
+        log_know[:] = psi(a) - psi_ab
+        log_spam[:] = psi(b) - psi_ab
+        log_strategy[:] = psi(strategy) - psi(c_total)[:, None]
+        kl = (log_beta0 - (gammaln(a) + gammaln(b) - gammaln(a + b))
+              + (a - a0) * log_know + (b - b0) * log_spam
+              + gammaln(c_total) + log_dir0
+              + ((strategy - c0) * log_strategy - gammaln(strategy)).sum(axis=1))
+        term = -float(kl.sum())
+    else:
+        log_know[:] = np.log(a / (a + b))
+        log_spam[:] = np.log(b / (a + b))
+        log_strategy[:] = np.log(strategy / c_total[:, None])
+        term = float(smoothing * (log_know + log_spam + log_strategy.sum(axis=1)).sum())
+    cell_tables_numpy(log_know, log_spam, log_strategy, off, gain, know_share)
+    return term
+
+
+@with_numpy_twin(rater_params_numpy, size=_n_cells)
+@jit
 def rater_params(knowing, spamming, strategy, variational, prior_knowing, prior_spamming,
                  prior_strategy, smoothing, log_know, log_spam, log_strategy, off, gain,
                  know_share):
@@ -264,5 +357,10 @@ def rater_params(knowing, spamming, strategy, variational, prior_knowing, prior_
             for l in range(n_classes):
                 log_strategy[j, l] = np.log(strategy[j, l] / c_total)
                 term += smoothing * log_strategy[j, l]
-    cell_tables(log_know, log_spam, log_strategy, off, gain, know_share)
+    _cell_tables_jit(log_know, log_spam, log_strategy, off, gain, know_share)
     return term
+
+
+# the compiled sides, for the compiled kernels that call them
+_cell_tables_jit = cell_tables.jit
+_rater_params_jit = rater_params.jit

@@ -5,21 +5,22 @@ and the item marginal likelihood by quadrature.
 
 Everything works in log space where a probability can underflow: the mass of
 a far bin is ``exp(-1000)`` for a precise rater, and its log is what the
-variational updates need.  ``item_sweep_parallel`` runs fixed blocks of
-items under ``prange``, each summing its own copy of the per-rater sums, and
+variational updates need.  ``item_sweep`` runs fixed blocks of items
+under ``prange``, each summing its own copy of the per-rater sums, and
 ``item_loglik`` runs items under ``prange`` (disjoint outputs), so results
-do not depend on the number of threads; ``item_sweep_serial`` is the twin
-for running several restarts in threads at once (numba's workqueue layer
-cannot run parallel regions from two threads).  The by-group sums are
+do not depend on the number of threads; their ``.serial`` variants run
+several restarts in threads at once (numba's workqueue layer cannot run
+parallel regions from two threads).  The by-group sums are
 serial: cheap multiply-adds in a fixed order.
 """
 
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from ._common import exp_fast, log_fast
+from ._common import digamma, exp_fast, log_fast, serial_and_parallel
+from ._config import jit, with_numpy_twin
 
 LOG_2PI = math.log(2.0 * math.pi)
 LOG_SQRT_2PI = 0.5 * LOG_2PI
@@ -27,7 +28,7 @@ SQRT_HALF = math.sqrt(0.5)
 
 
 # -- scalar special functions ---------------------------------------------------
-@njit(cache=True, nogil=True)
+@jit
 def log_ndtr(x):
     """log Φ(x), accurate in both tails (as ``scipy.special.log_ndtr``).
 
@@ -48,21 +49,7 @@ def log_ndtr(x):
     return -0.5 * x * x - math.log(-x) - LOG_SQRT_2PI + math.log(series)
 
 
-@njit(cache=True, nogil=True)
-def digamma(x):
-    """ψ(x) for x > 0: recurrence up to x ≥ 10, then the asymptotic series."""
-    result = 0.0
-    while x < 10.0:
-        result -= 1.0 / x
-        x += 1.0
-    inv = 1.0 / x
-    inv2 = inv * inv
-    return result + math.log(x) - 0.5 * inv - inv2 * (
-        1.0 / 12.0 - inv2 * (1.0 / 120.0 - inv2 * (1.0 / 252.0 - inv2 * (
-            1.0 / 240.0 - inv2 * (1.0 / 132.0)))))
-
-
-@njit(cache=True, nogil=True)
+@jit
 def gamma_kl(shape, rate, prior_shape, prior_rate):
     """KL(Gamma(shape, rate) || Gamma(prior_shape, prior_rate)), rates inverse scales."""
     return ((shape - prior_shape) * digamma(shape) - math.lgamma(shape)
@@ -71,7 +58,7 @@ def gamma_kl(shape, rate, prior_shape, prior_rate):
             + shape * (prior_rate - rate) / rate)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def log_bin_mass(lo, hi):
     """log(Φ(hi) - Φ(lo)) for lo < hi, without underflow in either tail.
 
@@ -85,7 +72,7 @@ def log_bin_mass(lo, hi):
     return log_bin_mass_from(a, b, cdf_a, cdf_b)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def bin_cdfs(lo, hi):
     """The bin flipped to the lower tail, ``(a, b)``, and Φ(a), Φ(b) when
     their direct difference is the bin's mass (b > -30); else Φ(b) = -1."""
@@ -100,7 +87,7 @@ def bin_cdfs(lo, hi):
     return lo, hi, 0.0, -1.0
 
 
-@njit(cache=True, nogil=True)
+@jit
 def log_bin_mass_from(lo, hi, cdf_lo, cdf_hi):
     """The second half of :func:`log_bin_mass`, from :func:`bin_cdfs`."""
     # Direct difference of CDFs: one log instead of three when the two
@@ -114,7 +101,7 @@ def log_bin_mass_from(lo, hi, cdf_lo, cdf_hi):
     return log_hi + math.log(-math.expm1(log_lo - log_hi))
 
 
-@njit(cache=True, nogil=True)
+@jit
 def truncnorm_std(lo, hi):
     """Moments of a standard normal truncated to [lo, hi) (bounds may be ±inf).
 
@@ -130,7 +117,7 @@ def truncnorm_std(lo, hi):
     return log_z, mean, var, second
 
 
-@njit(cache=True, nogil=True)
+@jit
 def truncnorm_moments(lo, hi, log_z):
     """:func:`truncnorm_std`'s ``(mean, var, second)`` from the bin's log mass."""
     if lo == -np.inf:
@@ -159,7 +146,7 @@ def truncnorm_moments(lo, hi, log_z):
     return mean, var, var + mean * mean
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _bernoulli(t, e):
     """(ω, 1-ω, log ω, log(1-ω)) of the logit ``t``, given ``e = exp(-|t|)``,
     each from its own expression so that neither ω nor 1-ω rounds to 0 or 1
@@ -186,7 +173,7 @@ INV_SQRT_2PI = 1.0 / SQRT_2PI
 DEKKER_SPLIT = 134217729.0  # 2^27 + 1
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@jit(inline="always", error_model="numpy")
 def ndtr_pdf(x):
     """(Φ(x), φ(x)) within a few ulps, branch-free so that a loop of it
     vectorises; beyond ±40 (inf included) they are (0 or 1, 0) exactly."""
@@ -248,7 +235,7 @@ HYPER_SHAPE, HYPER_RATE, HYPER_MU, HYPER_LAM = range(4)
  PASS_EXP) = range(10)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _item_difficulty(m, items, item_group, groups, item_delta):
     """E δ and E ln δ for item ``m``: its own q(δ_m) or its group's."""
     if item_delta:
@@ -258,7 +245,7 @@ def _item_difficulty(m, items, item_group, groups, item_delta):
     return groups[c, GROUP_DELTA], groups[c, GROUP_LOG_DELTA]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _clamp_known(m, items):
     """A known item (gold): z_m is observed, q(z_m) a point mass at the value
     (λ_m = ∞), so F gets log N(z_m | μ, 1/λ) instead of -KL(q(z_m) || p).
@@ -271,7 +258,7 @@ def _clamp_known(m, items):
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _unrated_item(m, items, hyper, clamped):
     """Item ``m`` without ratings: q(z_m) is the prior (or the known value)."""
     mu0 = hyper[HYPER_MU]
@@ -285,7 +272,7 @@ def _unrated_item(m, items, hyper, clamped):
     items[ITEM_ELBO, m] = 0.0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _update_z(m, items, hyper, clamped, d_mean, weight, weight_x):
     """q(z_m) (eq. 4) from Σ τ̄ ω and Σ τ̄ ω x̄ (a known item keeps its value)."""
     if not clamped:
@@ -294,14 +281,14 @@ def _update_z(m, items, hyper, clamped, d_mean, weight, weight_x):
         items[ITEM_MU, m] = (hyper[HYPER_MU] * lam0 + d_mean * weight_x) / items[ITEM_LAM, m]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _squared_error(xbar, xvar, mu_m, inv_lam):
     """E[(x - z)²] of a rating under q(x | y=1) and q(z_m)."""
     dev = xbar - mu_m
     return xvar + dev * dev + inv_lam
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _update_delta(m, items, hyper, count, total):
     """q(δ_m) from Σ ω and Σ τ̄ ω E[(x - z)²] over the item's ratings;
     returns E δ_m and E ln δ_m."""
@@ -311,7 +298,7 @@ def _update_delta(m, items, hyper, count, total):
             digamma(items[ITEM_DELTA_SHAPE, m]) - math.log(items[ITEM_DELTA_RATE, m]))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _add_rating_sums(rater_acc, j, omega, omega_c, d_mean, err):
     """A rating's share of the global update's by-rater sums (added in item
     order within the block, so serial and parallel runs agree to the last bit)."""
@@ -321,7 +308,7 @@ def _add_rating_sums(rater_acc, j, omega, omega_c, d_mean, err):
     rater_acc[j, 3] += omega * err
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _item_total(m, items, hyper, item_delta, clamped, ratings_part):
     """Item ``m``'s share of F: its ratings' terms ``ratings_part`` plus the
     z term (the Gaussian KL of q(z_m), or log N(z_m | μ, 1/λ) for a known
@@ -341,7 +328,7 @@ def _item_total(m, items, hyper, item_delta, clamped, ratings_part):
     items[ITEM_ELBO, m] = total
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _update_z_delta(m, start, stop, rater, raters, items, out, hyper, item_delta, clamped,
                     d_mean, d_log, weight, weight_x):
     """q(z_m), then, with per-item difficulty, q(δ_m) from the ratings in
@@ -360,7 +347,7 @@ def _update_z_delta(m, start, stop, rater, raters, items, out, hyper, item_delta
     return d_mean, d_log
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(inline="always")
 def _item_elbo(m, start, stop, rater, raters, items, out, d_mean, d_log, ratings_part,
                rater_acc):
     """The z and δ terms of F of the ratings in ``out`` at the final q(z_m)
@@ -377,14 +364,15 @@ def _item_elbo(m, start, stop, rater, raters, items, out, d_mean, d_log, ratings
     return ratings_part
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, items,
                  out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc, scratch):
     """Coordinate updates of item ``m``'s factors, ``max_sweeps`` times at most.
 
     One sweep, with the rater factors fixed: q(x_n | y=1) = TN(μ_m, 1/ρ_n)
     on the rating's bin, ρ_n = τ̄ δ̄ (eq. 4); ω_n by the exact mean-field
-    update (DESIGN §6.4); q(z_m) (eq. 4); with per-item difficulty, q(δ_m).
+    update (Lakshminarayanan & Teh 2013); q(z_m) (eq. 4); with per-item
+    difficulty, q(δ_m).
     Each step maximises the lower bound over one factor, so F never falls.
     Stops early when μ_m (and δ̄_m) move by less than ``tol``.  Then writes
     the item's share of F: its ratings' terms, the Gaussian KL of z_m and,
@@ -514,11 +502,12 @@ def _update_item(m, item_ptr, rater, label, item_group, scale, raters, groups, i
  ONCE_SLOW, ONCE_TAU) = range(19)
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@jit(inline="always", error_model="numpy")
 def _genuine_terms(k, work, log_z, mean, var, spam):
     """Rating ``k``'s factors from its bin's log mass ``log_z`` and the
     standardised truncated-normal moments (written to ``work``): x̄ and
-    Var x of q(x | y=1), ω by the exact mean-field update (DESIGN §6.4) and
+    Var x of q(x | y=1), ω by the exact mean-field update (Lakshminarayanan
+    & Teh 2013) and
     the rating's share of F without the z and δ terms.  The parts that do
     not involve the bin are in ``work`` already (:func:`_sweep_block_once`)."""
     second = var + mean * mean
@@ -551,7 +540,7 @@ def _genuine_terms(k, work, log_z, mean, var, spam):
     work[ONCE_PART, k] = part
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@jit(error_model="numpy")
 def _once_bins(count, work):
     """Each rating's bin: log Z and the standardised truncated-normal moments
     (:func:`truncnorm_std`), from Φ and φ at its ends.  Unit-stride columns
@@ -579,14 +568,14 @@ def _once_bins(count, work):
         work[ONCE_SLOW, k] = 0.0 if direct else 1.0
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@jit(error_model="numpy")
 def _once_ratings(count, work, spam):
     """Each rating's factors from its bin's (:func:`_genuine_terms`), vectorised."""
     for k in range(count):
         _genuine_terms(k, work, work[ONCE_LOG_Z, k], work[ONCE_MEAN, k], work[ONCE_VAR, k], spam)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@jit(error_model="numpy")
 def _once_far_bins(count, work, spam):
     """Ratings whose bin is far in a tail, again with the scalar functions
     (log Φ by its asymptotic series where Φ underflows)."""
@@ -596,7 +585,7 @@ def _once_far_bins(count, work, spam):
             _genuine_terms(k, work, log_z, mean, var, spam)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
                       items, out, hyper, spam, item_delta, rater_acc, write_out):
     """One sweep of block ``c``'s items (ordinal link), the ratings vectorised:
@@ -701,7 +690,7 @@ def _sweep_block_once(c, block_ptr, item_ptr, rater, label, item_group, scale, r
         _item_total(m, items, hyper, item_delta, clamped, ratings_part)
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
                  items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
                  write_out):
@@ -721,11 +710,14 @@ def _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters
                      out, hyper, ordinal, spam, item_delta, max_sweeps, tol, acc, scratch)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, groups, items,
-                        out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
-                        rater_acc, write_out):
-    """Local step over every item, blocks of items in parallel (see ``_update_item``).
+@serial_and_parallel
+def item_sweep(item_ptr, rater, label, item_group, scale, raters, groups, items,
+               out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
+               rater_acc, write_out):
+    """Local step over every item, blocks of items in parallel (see
+    ``_update_item``); ``item_sweep.serial`` runs the same blocks in turn
+    (for threaded restarts: numba's workqueue layer cannot run parallel
+    regions from two threads).
 
     Parameters
     ----------
@@ -770,27 +762,20 @@ def item_sweep_parallel(item_ptr, rater, label, item_group, scale, raters, group
         kernel (several sweeps, the Gaussian link) needs it full either way.
     """
     for c in prange(block_ptr.shape[0] - 1):
-        _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
-                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
-                     write_out)
+        # int64 as in the serial variant (a prange index is unsigned), so
+        # the block kernels compile once for both
+        _sweep_block(np.int64(c), block_ptr, item_ptr, rater, label, item_group, scale, raters,
+                     groups, items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol,
+                     rater_acc, write_out)
     _sum_blocks(rater_acc)
 
 
-@njit(cache=True, nogil=True)
-def item_sweep_serial(item_ptr, rater, label, item_group, scale, raters, groups, items,
-                      out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
-                      rater_acc, write_out):
-    """Serial twin of :func:`item_sweep_parallel`, the same blocks in turn
-    (for threaded restarts: numba's workqueue layer cannot run parallel
-    regions from two threads)."""
-    for c in range(block_ptr.shape[0] - 1):
-        _sweep_block(c, block_ptr, item_ptr, rater, label, item_group, scale, raters, groups,
-                     items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, rater_acc,
-                     write_out)
-    _sum_blocks(rater_acc)
+# the names the model picks from
+item_sweep_parallel = item_sweep
+item_sweep_serial = item_sweep.serial
 
 
-@njit(cache=True, nogil=True)
+@jit
 def _sum_blocks(rater_acc):
     """``rater_acc[0] += rater_acc[c]`` for c = 1, 2, ... in turn: the sum
     over blocks in the order numpy's ``sum(axis=0)`` adds them, without a
@@ -804,7 +789,7 @@ def _sum_blocks(rater_acc):
                 total[j, q] += block[j, q]
 
 
-@njit(cache=True, nogil=True)
+@jit
 def rater_table(raters, tau_shape, tau_rate, tau_digamma, tau_log_rate, eps, eps_c):
     """The sweep's rater table (``raters`` of :func:`item_sweep_parallel`) from
     q(τ_n) (with ψ(shape) and ln rate), ε_n and 1 - ε_n, in one pass (ln 0 is
@@ -820,7 +805,7 @@ def rater_table(raters, tau_shape, tau_rate, tau_digamma, tau_log_rate, eps, eps
         raters[j, RATER_LOG_1MEPS] = math.log(eps_c[j]) if eps_c[j] > 0.0 else -np.inf
 
 
-@njit(cache=True, nogil=True)
+@jit
 def start_items(items, mu, lam, known):
     """The sweep's item table: q(z_m) where the last sweep left it and each
     item's known value (NaN when unknown), in one pass."""
@@ -831,7 +816,7 @@ def start_items(items, mu, lam, known):
 
 
 # -- the global update's sums ------------------------------------------------------
-@njit(cache=True, nogil=True)
+@jit
 def group_sums(group_ptr, group_items, item_ptr, rater, out, tau_mean,
                genuine_sum, error_sum):
     """Per group c: Σ ω and Σ τ̄_n ω E[(x - z)²] over the ratings of its items
@@ -850,7 +835,8 @@ def group_sums(group_ptr, group_items, item_ptr, rater, out, tau_mean,
 
 
 # -- marginal likelihood by quadrature ------------------------------------------------
-@njit(cache=True, nogil=True, parallel=True)
+@with_numpy_twin(None, size=lambda item_ptr, rater, *rest: rater.shape[0])
+@serial_and_parallel
 def item_loglik(item_ptr, rater, label, lower, upper, value, log_spam, ordinal,
                 tau_mean, eps, center, scale, item_delta_scale, delta_nodes,
                 log_delta_weights, breaks, offsets, gl_nodes, gl_weights, mu0, lam0,
