@@ -34,6 +34,7 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from . import _dask
+from ._columns import class_columns
 from ._kernels._common import count_codes, row_argmax
 from ._ratings import (NO_RATINGS, RatingData, Ratings, _unique_codes, check_class_count,
                        check_classes, check_not_a_column_of, check_not_a_rating_column, encode,
@@ -382,8 +383,10 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     _prediction_name = "label"
 
     def get_feature_names_out(self, input_features=None):
-        """Names of the columns of :meth:`transform` / :meth:`predict_proba`:
-        the classes, as strings.
+        """Names of the columns of :meth:`transform` / :meth:`predict_proba`
+        with ``set_output(transform="pandas")``: the classes, as strings
+        (without it, a long-form DataFrame's results name their columns by
+        the classes themselves).
 
         Parameters
         ----------
@@ -420,7 +423,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         pd = import_pandas("pandas output")
         index = self._item_index(data)
         if what == "proba":
-            return pd.DataFrame(values, index=index, columns=self.get_feature_names_out())
+            return pd.DataFrame(values, index=index, columns=class_columns(self))
         name = self._prediction_name if what == "label" else "log_likelihood"
         return pd.Series(values, index=index, name=name)
 
@@ -756,11 +759,14 @@ or Ratings, or a long-form DataFrame
         -------
         proba : ndarray of shape (n_items, n_classes), or DataFrame
             Columns follow ``classes_``.  An item without ratings gets the
-            class prior.  A DataFrame indexed by item id (one column per
-            class, named by :meth:`get_feature_names_out`) when ``X`` is a
-            long-form DataFrame or ``set_output(transform="pandas")`` is
-            set.  For a dask DataFrame of ratings: a dask DataFrame indexed by
-            item id, with the same column names.
+            class prior.  A DataFrame indexed by item id when ``X`` is a
+            long-form DataFrame, one column per class named by the class
+            itself, its type kept (``proba[1]`` for the class ``1``), or
+            when ``set_output(transform="pandas")`` is set: then the
+            columns are :meth:`get_feature_names_out`, the classes as
+            strings (``proba["1"]``), as scikit-learn names every transform
+            output.  For a dask DataFrame of ratings: a dask DataFrame
+            indexed by item id, with the same column names.
         """
         return self._results(X, "proba")
 
