@@ -40,6 +40,7 @@ from ._ratings import (NO_RATINGS, RatingData, Ratings, _unique_codes, check_cla
                        check_classes, check_not_a_column_of, check_not_a_rating_column, encode,
                        encode_labels, fit_classes, gold_levels, gold_per_item, import_pandas,
                        long_columns, set_raters, show, to_ratings)
+from ._splits import check_items_not_split, item_ratings
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -437,6 +438,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         data = self._encode(X, reset=False)
         model = self._with_unknown_raters(data)
         if what == "loglik":
+            check_items_not_split(self, data)
             values = model._score_items(data, **params)
             # Exactly 0 for an item without ratings (not log Σπ rounded).
             values[data.ratings_per_item == 0] = 0.0
@@ -631,6 +633,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         # A fit ends a partial_fit stream: the next partial_fit starts a new
         # one (its running statistics belong to the raters of the old one).
         self.__dict__.pop("_stepwise", None)
+        self._fit_item_ratings = None
         if _dask.is_dask_frame(X):
             if y is not None or init_params is not None:
                 raise ValueError("Known labels y and init_params are not supported with a "
@@ -651,6 +654,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             return None, None
         start = self._start_state(init_params)  # before _encode resets rater_ids_
         data = self._encode(X, reset=True, y=y)
+        self._fit_item_ratings = item_ratings(data)  # score's check of split items
         data.start = start
         # Ratings per rater: the rater table's n_ratings and the weights of
         # the population rater (unknown_raters="prior").
@@ -794,6 +798,42 @@ or Ratings, or a long-form DataFrame
 
         Because this is a probability of the same observed ratings for every
         model, cross-validated scores compare across models.
+
+        Cross-validation holds out items: the rows of a long-form DataFrame
+        are ratings, so split it with a group-aware splitter and the item
+        column as ``groups``, e.g. ``cross_val_score(model, df,
+        groups=df["item"], cv=GroupKFold(5))`` (the same for
+        ``cross_validate`` and ``GridSearchCV(...).fit(df,
+        groups=df["item"])``).  A plain splitter (``KFold``) would divide
+        each item's ratings between the folds: ``score`` (and
+        ``score_samples``) refuse a long-form DataFrame most of whose items
+        that were in the training data have none of their training ratings
+        there, with a ``ValueError`` naming this route, which scikit-learn's
+        model selection reports as a warning and a NaN score
+        (``error_score="raise"`` raises it).  Scoring the training data
+        itself, new items, or training items with some ratings added or
+        changed is not affected.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Ratings
+            Ratings of the items, in any form ``fit`` accepts.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+
+        Examples
+        --------
+        >>> from sklearn.model_selection import GroupKFold, cross_val_score
+        >>> from skcrowd import DawidSkene
+        >>> from skcrowd.datasets import load_rte
+        >>> df = load_rte().ratings.to_long()
+        >>> scores = cross_val_score(DawidSkene(), df, groups=df["item"], cv=GroupKFold(5))
+        >>> bool(all(scores < -4.5))  # each fold's held-out items, all their ratings
+        True
         """
         scores = self.score_samples(X)
         if _dask.is_dask_frame(X):
@@ -1074,6 +1114,7 @@ class CrowdModel(CrowdEstimator):
                       classes)
 
         def accept():
+            self._fit_item_ratings = None  # the training items are no longer fit's
             self.classes_ = classes
             # positions only while every batch is an unnamed matrix
             set_raters(self, rater_ids, by_position=form == "matrix" and (
