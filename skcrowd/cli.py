@@ -6,7 +6,10 @@
 
 Input is a long-form CSV with one rating per row (columns ``item, rater,
 label``, or crowd-kit's ``task, worker, label``; other names set with
-``--item/--rater/--label``).  Progress goes to stderr.  ``aggregate``
+``--item/--rater/--label``), its delimiter (comma, tab or semicolon) sniffed
+from the header.  Progress goes to stderr; an error is one line,
+``skcrowd: error: ...`` (exit status 2 for a mistake in the flags, found
+before any file is read, 1 for bad input).  ``aggregate``
 writes item, label, then ``probability`` (the posterior probability of
 that label) for the models that output a class, or ``std`` for those that
 output a number (MeanRating, MedianRating: the standard error of the mean
