@@ -44,7 +44,8 @@ def main():
     print(f"load average {os.getloadavg()[0]:.2f}; {len(df)} ratings, {n_items} items, "
           f"K=5; best of {args.repeat}")
     print(f"DawidSkene fit (long DataFrame, converged): {fit:.3f} s")
-    print(f"fingerprint at fit: {fingerprint * 1e3:.1f} ms ({fingerprint / fit:.1%} of the fit)")
+    print(f"fingerprint at fit: {fingerprint * 1e3:.1f} ms "
+          f"({fingerprint / fit:.1%} of the fit)")
     print(f"check at score:     {check * 1e3:.1f} ms")
     assert np.isfinite(model.score(df))
 
