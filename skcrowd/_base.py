@@ -32,7 +32,9 @@ from ._kernels._config import numba_threads
 from ._loop import ConvergenceMonitor, Progress, Squarem, em_loop, run_restarts
 from ._loop import Run as _Run
 from ._loop import State as _State
+from ._columns import class_columns
 from ._ratings import Ratings, encode, import_pandas, long_columns
+from ._splits import check_items_not_split, item_ratings
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
 
@@ -239,8 +241,10 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
     _prediction_name = "label"
 
     def get_feature_names_out(self, input_features=None):
-        """Names of the columns of :meth:`transform` / :meth:`predict_proba`:
-        the classes, as strings.
+        """Names of the columns of :meth:`transform` / :meth:`predict_proba`
+        with ``set_output(transform="pandas")``: the classes, as strings
+        (without it, a long-form DataFrame's results name their columns by
+        the classes themselves).
 
         Parameters
         ----------
@@ -277,7 +281,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         pd = import_pandas("pandas output")
         index = self._item_index(data)
         if what == "proba":
-            return pd.DataFrame(values, index=index, columns=self.get_feature_names_out())
+            return pd.DataFrame(values, index=index, columns=class_columns(self))
         name = self._prediction_name if what == "label" else "log_likelihood"
         return pd.Series(values, index=index, name=name)
 
@@ -291,6 +295,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         data = self._encode(X, reset=False)
         model = self._with_unknown_raters(data)
         if what == "loglik":
+            check_items_not_split(self, data)
             values = model._score_items(data, **params)
             # Exactly 0 for an item without ratings (not log Σπ rounded).
             values[data.ratings_per_item == 0] = 0.0
@@ -492,6 +497,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         # A fit ends a partial_fit stream: the next partial_fit starts a new
         # one (its running statistics belong to the raters of the old one).
         self.__dict__.pop("_stepwise", None)
+        self._fit_item_ratings = None
         backend = _backend.for_input(X)
         if backend.distributed:
             if y is not None or init_params is not None:
@@ -513,6 +519,7 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             return None, None
         start = self._start_state(init_params)  # before _encode resets rater_ids_
         data = self._encode(X, reset=True, y=y)
+        self._fit_item_ratings = item_ratings(data)  # score's check of split items
         # Ratings per rater: the rater table's n_ratings and the weights of
         # the population rater (unknown_raters="prior").
         self._rater_counts = np.zeros(self.n_features_in_, dtype=np.intp)
@@ -622,11 +629,14 @@ or Ratings, or a long-form DataFrame
         -------
         proba : ndarray of shape (n_items, n_classes), or DataFrame
             Columns follow ``classes_``.  An item without ratings gets the
-            class prior.  A DataFrame indexed by item id (one column per
-            class, named by :meth:`get_feature_names_out`) when ``X`` is a
-            long-form DataFrame or ``set_output(transform="pandas")`` is
-            set.  For a dask DataFrame of ratings: a dask DataFrame indexed by
-            item id, with the same column names.
+            class prior.  A DataFrame indexed by item id when ``X`` is a
+            long-form DataFrame, one column per class named by the class
+            itself, its type kept (``proba[1]`` for the class ``1``), or
+            when ``set_output(transform="pandas")`` is set: then the
+            columns are :meth:`get_feature_names_out`, the classes as
+            strings (``proba["1"]``), as scikit-learn names every transform
+            output.  For a dask DataFrame of ratings: a dask DataFrame
+            indexed by item id, with the same column names.
         """
         return self._results(X, "proba")
 
@@ -654,6 +664,42 @@ or Ratings, or a long-form DataFrame
 
         Because this is a probability of the same observed ratings for every
         model, cross-validated scores compare across models.
+
+        Cross-validation holds out items: the rows of a long-form DataFrame
+        are ratings, so split it with a group-aware splitter and the item
+        column as ``groups``, e.g. ``cross_val_score(model, df,
+        groups=df["item"], cv=GroupKFold(5))`` (the same for
+        ``cross_validate`` and ``GridSearchCV(...).fit(df,
+        groups=df["item"])``).  A plain splitter (``KFold``) would divide
+        each item's ratings between the folds: ``score`` (and
+        ``score_samples``) refuse a long-form DataFrame most of whose items
+        that were in the training data have none of their training ratings
+        there, with a ``ValueError`` naming this route, which scikit-learn's
+        model selection reports as a warning and a NaN score
+        (``error_score="raise"`` raises it).  Scoring the training data
+        itself, new items, or training items with some ratings added or
+        changed is not affected.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Ratings
+            Ratings of the items, in any form ``fit`` accepts.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+
+        Examples
+        --------
+        >>> from sklearn.model_selection import GroupKFold, cross_val_score
+        >>> from skcrowd import DawidSkene
+        >>> from skcrowd.datasets import load_rte
+        >>> df = load_rte().ratings.to_long()
+        >>> scores = cross_val_score(DawidSkene(), df, groups=df["item"], cv=GroupKFold(5))
+        >>> bool(all(scores < -4.5))  # each fold's held-out items, all their ratings
+        True
         """
         return self._mean_score(X, self.score_samples(X))
 

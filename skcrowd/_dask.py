@@ -37,6 +37,7 @@ from time import perf_counter
 
 import numpy as np
 
+from ._columns import class_columns
 from ._ratings import (NO_RATINGS, RatingData, Ratings, _as_label_array, _categories,
                        _kept_label_dtype, _unique_codes, check_groups_present, encode_labels,
                        fit_classes, long_columns, mixed_groups_error, mixed_ids_error,
@@ -753,9 +754,9 @@ def _empty_result(model, what, index):
     import pandas as pd
 
     if what == "proba":
-        # the class columns are named as in memory: get_feature_names_out()
+        # the class columns are named as in memory
         return pd.DataFrame(np.zeros((0, len(model.classes_))),
-                            columns=model.get_feature_names_out(), index=index)
+                            columns=class_columns(model), index=index)
     if what == "loglik":
         return pd.Series(np.zeros(0), name="log_likelihood", index=index)
     dtype = np.float64 if what == "mean" else model.classes_.dtype
@@ -799,7 +800,7 @@ def _infer_partition(frame, model, what, index_name, samples=()):
                          name="log_likelihood")
     items = model._infer_items(data, **kwargs)
     if what == "proba":
-        return pd.DataFrame(items["proba"], index=index, columns=model.get_feature_names_out())
+        return pd.DataFrame(items["proba"], index=index, columns=class_columns(model))
     return pd.Series(model._predict_from_items(items), index=index,
                      name=model._prediction_name)
 
@@ -812,7 +813,7 @@ def infer_frame(model, frame, what, extra=()):
     names the model's further columns as ``(name, column)`` pairs.  Named as
     the in-memory results of the same table: the index after the table's
     item column (``task`` in crowd-kit's convention), the classes' columns
-    by ``get_feature_names_out()``."""
+    as in memory (``class_columns``)."""
     import pandas as pd
 
     standard = _standard_frame(model, frame, extra)  # checks the columns

@@ -153,6 +153,7 @@ class OnlineEMMixin:
         data, n_before, rater_ids, classes, by_position = encode_batch(self, X, y, first=first)
 
         def accept():
+            self._fit_item_ratings = None  # the training items are no longer fit's
             self.classes_ = classes
             set_raters(self, rater_ids, by_position=by_position)
             # the raters' names are checked by check_rater_columns (the

@@ -6,7 +6,10 @@
 
 Input is a long-form CSV with one rating per row (columns ``item, rater,
 label``, or crowd-kit's ``task, worker, label``; other names set with
-``--item/--rater/--label``).  Progress goes to stderr.  ``aggregate``
+``--item/--rater/--label``), its delimiter (comma, tab or semicolon) sniffed
+from the header.  Progress goes to stderr; an error is one line,
+``skcrowd: error: ...`` (exit status 2 for a mistake in the flags, found
+before any file is read, 1 for bad input).  ``aggregate``
 writes item, label, then ``probability`` (the posterior probability of
 that label) for the models that output a class, or ``std`` for those that
 output a number (MeanRating, MedianRating: the standard error of the mean
@@ -20,32 +23,43 @@ import io
 import os
 import sys
 import warnings
+from importlib.util import find_spec
 from time import perf_counter
 
-import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-
 from . import __version__
-from ._baselines import MajorityVote, MeanRating, MedianRating
-from ._dawid_skene import DawidSkene
-from ._glad import GLAD
-from ._irt import IRT3PL
-from ._mace import MACE
-from ._ordinal import OrdinalMixture
-from ._ratings import Ratings, default_id_columns
 
-#: command-line model names -> estimator factories
+# Only the standard library at import: ``skcrowd --help`` and a usage
+# mistake answer without loading numpy, scikit-learn, numba, pandas or the
+# models; each command imports what it runs.
+
+#: command-line model names -> (skcrowd class, parameters, iterative,
+#: output): ``iterative`` models take --random-state/--max-iter/--n-init;
+#: ``output`` is "class" (a label and its probability) or "value" (a number
+#: on the label scale and its standard deviation)
 MODELS = {
-    "majority-vote": MajorityVote,
-    "mean": MeanRating,
-    "median": MedianRating,
-    "dawid-skene": DawidSkene,
-    "one-coin": lambda: DawidSkene(confusion="one_coin"),
-    "glad": GLAD,
-    "irt3pl": IRT3PL,
-    "mace": MACE,
-    "ordinal": OrdinalMixture,
+    "majority-vote": ("MajorityVote", {}, False, "class"),
+    "mean": ("MeanRating", {}, False, "value"),
+    "median": ("MedianRating", {}, False, "value"),
+    "dawid-skene": ("DawidSkene", {}, True, "class"),
+    "one-coin": ("DawidSkene", {"confusion": "one_coin"}, True, "class"),
+    "glad": ("GLAD", {}, True, "class"),
+    "irt3pl": ("IRT3PL", {}, True, "class"),
+    "mace": ("MACE", {}, True, "class"),
+    "ordinal": ("OrdinalMixture", {}, True, "value"),
 }
+
+#: the flags every model takes, and those only the iterative ones take
+#: (each sets the model parameter of the same name)
+COMMON_FLAGS = ("classes",)
+ITERATIVE_FLAGS = ("random_state", "max_iter", "n_init")
+
+
+def _estimator(name):
+    """A new estimator of the command-line model ``name``."""
+    import skcrowd
+
+    class_name, params, _, _ = MODELS[name]
+    return getattr(skcrowd, class_name)(**params)
 
 
 #: label cells read as *not rated*: pandas.read_csv's default missing
@@ -55,6 +69,9 @@ MODELS = {
 MISSING_MARKERS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
                    "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None",
                    "n/a", "nan", "null")
+
+#: the column separators a file may use, sniffed from its header line
+DELIMITERS = {",": "comma", "\t": "tab", ";": "semicolon"}
 
 
 def _log(message):
@@ -67,15 +84,71 @@ def _show_warning(message, category, *args, **kwargs):
     _log(f"skcrowd: warning: {' '.join(str(message).split())}")
 
 
+def _header_reader(f, name, columns):
+    """A ``csv.reader`` over ``f`` after its header line, and the header.
+
+    The delimiter is sniffed from the header: the first of comma, tab and
+    semicolon that splits it into the wanted ``columns(header)`` (a function
+    of the header's names, which picks crowd-kit's names when present),
+    else the one that splits it into the most columns.  Returns ``(None,
+    None, None)`` for an empty file, else ``(reader, header, delimiter)``."""
+    first = f.readline()
+    if not first:
+        return None, None, None
+    split = {}
+    for delimiter in DELIMITERS:
+        # skipinitialspace: "photo1, ann, cat" (a space after each comma, as
+        # people type a CSV) has the label "cat", not a class " cat" beside
+        # the "cat" of rows without the space
+        header = next(csv.reader([first], delimiter=delimiter, skipinitialspace=True))
+        if set(columns(header)) <= set(header):
+            split = {delimiter: header}
+            break
+        split[delimiter] = header
+    delimiter = max(split, key=lambda d: len(split[d]))
+    # the rest of the file, read with the header's delimiter (line numbers
+    # in errors count the header line)
+    reader = csv.reader(f, delimiter=delimiter, skipinitialspace=True)
+    return _Lines(reader), split[delimiter], delimiter
+
+
+class _Lines:
+    """A csv reader whose ``line_num`` counts the header line read before it."""
+
+    def __init__(self, reader):
+        self._reader = reader
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._reader)
+
+    @property
+    def line_num(self):
+        return self._reader.line_num + 1
+
+
+def _read_as(delimiter):
+    """How a file was read, for an error about its columns."""
+    return (f"read as {DELIMITERS[delimiter]}-separated (the delimiter, one of "
+            f"{', '.join(DELIMITERS.values())}, is sniffed from the header)")
+
+
 def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
     """The ratings of a long-form CSV file (``-``: standard input), read as
-    UTF-8 with or without a byte-order mark (Excel's "CSV UTF-8").
+    UTF-8 with or without a byte-order mark (Excel's "CSV UTF-8"); the
+    delimiter (comma, tab or semicolon) is sniffed from the header.
 
     A label cell in ``missing`` (stripped of spaces) is not a rating, but
     the row's item and rater are kept, as ``Ratings.from_long`` keeps them
     for a missing label; a row with every field blank (the trailing rows of
     a spreadsheet's export) is skipped.  Returns the ratings and the count of
     each marker read as missing."""
+    import numpy as np
+
+    from ._ratings import Ratings, default_id_columns
+
     if path == "-":
         stdin = getattr(sys.stdin, "buffer", None)
         f = (io.TextIOWrapper(stdin, encoding="utf-8-sig", newline="") if stdin is not None
@@ -87,17 +160,14 @@ def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
     try:
         # csv.reader and three lists, not a dict per row: a million rows in
         # 0.4 s instead of 3.2 s (DictReader, then arrays from the row tuples)
-        # skipinitialspace: "photo1, ann, cat" (a space after each comma, as
-        # people type a CSV) has the label "cat", not a class " cat" beside
-        # the "cat" of rows without the space
-        reader = csv.reader(f, skipinitialspace=True)
-        header = next(reader, None)
+        reader, header, delimiter = _header_reader(
+            f, name, lambda names: (*default_id_columns(names, item, rater), label))
         if header is None:
-            raise SystemExit(f"skcrowd: {name} is empty: no header row, no ratings.")
+            raise ValueError(f"{name} is empty: no header row, no ratings.")
         repeated = [c for c in dict.fromkeys((item, rater, label)) if header.count(c) > 1]
         if repeated:
-            raise SystemExit(
-                f"skcrowd: {name} has more than one column named {repeated}; "
+            raise ValueError(
+                f"{name} has more than one column named {repeated}; "
                 "rename them so that each of --item/--rater/--label names one column."
             )
         # crowd-kit's column names, as the Python API reads them (doc/data.rst):
@@ -108,14 +178,14 @@ def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
             # item) and --item rater made each rater one item, silently
             flags = [f"--{flag} {c}" for flag, c in (("item", item), ("rater", rater),
                                                       ("label", label))]
-            raise SystemExit(
-                f"skcrowd: {', '.join(flags)} name the same column twice; the item, rater "
+            raise ValueError(
+                f"{', '.join(flags)} name the same column twice; the item, rater "
                 "and label must be three different columns."
             )
         absent = [c for c in (item, rater, label) if c not in header]
         if absent:
-            raise SystemExit(
-                f"skcrowd: {name} has no column(s) {absent}; it has {header}. "
+            raise ValueError(
+                f"{name} has no column(s) {absent}; it has {header}, {_read_as(delimiter)}. "
                 "Name them with --item/--rater/--label."
             )
         at_item, at_rater, at_label = (header.index(c) for c in (item, rater, label))
@@ -154,7 +224,7 @@ def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
         if f is not sys.stdin:
             f.detach() if path == "-" else f.close()
     if not items:
-        raise SystemExit(f"skcrowd: {name} has no ratings"
+        raise ValueError(f"{name} has no ratings"
                          + (f" (every label is one of {sorted(markers)}, read as missing; "
                             "--missing sets what is)." if markers else "."))
     ids = {}
@@ -172,6 +242,8 @@ def _read_ratings(path, item, rater, label, missing=MISSING_MARKERS):
 def _typed(values):
     """Strings read from a file or the command line as int, else float, else
     str - one rule for labels and ``--classes``, so they match."""
+    import numpy as np
+
     values = np.asarray(values)
     for dtype in (np.int64, np.float64):
         try:
@@ -183,48 +255,66 @@ def _typed(values):
     return values
 
 
-#: command-line flags that set a model parameter of the same name
-MODEL_FLAGS = ("random_state", "max_iter", "n_init", "classes")
-
-
 def _model(args):
-    """The estimator of ``--model`` with the parameters the flags set."""
-    model = MODELS[args.model]()
-    given = {name: getattr(args, name) for name in MODEL_FLAGS
+    """The estimator of ``--model`` with the parameters the flags set (the
+    flags were checked by :func:`_check_args`)."""
+    model = _estimator(args.model)
+    given = {name: getattr(args, name) for name in COMMON_FLAGS + ITERATIVE_FLAGS
              if getattr(args, name, None) is not None}
     if "classes" in given:
-        levels = [c.strip() for c in given["classes"].split(",")]
-        if "" in levels:
-            raise SystemExit(
-                f"skcrowd: --classes {given['classes']!r} has an empty level; "
-                "give the scale comma-separated, e.g. --classes 1,2,3."
-            )
-        given["classes"] = _typed(levels)
-    unsupported = [name for name in given if name not in model.get_params()]
-    if unsupported:
-        flags = ", ".join("--" + name.replace("_", "-") for name in unsupported)
-        raise SystemExit(f"skcrowd: --model {args.model} does not take {flags}.")
+        given["classes"] = _typed([c.strip() for c in given["classes"].split(",")])
     return model.set_params(**given)
 
 
 def _missing_markers(args):
     """The label cells read as not rated: ``--missing`` (comma-separated;
-    ``--missing ''``: only empty cells), else :data:`MISSING_MARKERS`.  A
-    level of ``--classes`` that is also a marker is an error, since no rating
-    could carry it."""
+    ``--missing ''``: only empty cells), else :data:`MISSING_MARKERS`."""
     given = getattr(args, "missing", None)
-    markers = (MISSING_MARKERS if given is None
-               else tuple(m.strip() for m in given.split(",")) + ("",))
-    classes = getattr(args, "classes", None)
-    if classes is not None:
-        clash = [c.strip() for c in classes.split(",") if c.strip() and c.strip() in markers]
+    return (MISSING_MARKERS if given is None
+            else tuple(m.strip() for m in given.split(",")) + ("",))
+
+
+def _check_args(args):
+    """Mistakes in the flags alone, found before any file is read or any
+    model imported: a usage error (``skcrowd: error: ...``, exit status 2)."""
+    error = args.parser.error
+    if args.func is cmd_demo:
+        sets = [s.strip() for s in args.sets.split(",")]
+        unknown = sorted(set(sets) - set(DEMO_SETS))
+        if unknown:
+            error(f"unknown data set(s) {unknown}; choose from {list(DEMO_SETS)}.")
+        return
+    _, _, iterative, _ = MODELS[args.model]
+    given = [name for name in ITERATIVE_FLAGS if getattr(args, name) is not None]
+    if given and not iterative:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        error(f"--model {args.model} does not take {flags}.")
+    if args.classes is not None:
+        levels = [c.strip() for c in args.classes.split(",")]
+        if "" in levels:
+            error(f"--classes {args.classes!r} has an empty level; give the scale "
+                  "comma-separated, e.g. --classes 1,2,3.")
+        # a level that is also a missing marker: no rating could carry it
+        clash = [c for c in levels if c in _missing_markers(args)]
         if clash:
-            raise SystemExit(
-                f"skcrowd: --classes names {clash}, which the reader takes for a missing "
-                "label; list the markers that mean missing with --missing "
-                "(--missing '' for empty cells only)."
-            )
-    return markers
+            error(f"--classes names {clash}, which the reader takes for a missing "
+                  "label; list the markers that mean missing with --missing "
+                  "(--missing '' for empty cells only).")
+    if args.output_format == "parquet":
+        if not args.output or args.output == "-":
+            error("--output-format parquet needs -o FILE (Parquet is not written to "
+                  "standard output).")
+        absent = [m for m in ("pandas", "pyarrow") if find_spec(m) is None]
+        if absent:
+            error(f"--output-format parquet needs {' and '.join(absent)} "
+                  f"(pip install {' '.join(absent)}).")
+    if args.func is cmd_raters and find_spec("pandas") is None:
+        error("skcrowd raters writes the model's rater_table(), which needs pandas "
+              "(pip install pandas).")
+    if (args.func is cmd_aggregate and MODELS[args.model][3] == "value"
+            and find_spec("pandas") is None):
+        error(f"--model {args.model} writes the std column of its item_table(), which "
+              "needs pandas (pip install pandas).")
 
 
 def _read_gold(path, ratings, missing=MISSING_MARKERS):
@@ -232,22 +322,28 @@ def _read_gold(path, ratings, missing=MISSING_MARKERS):
     task, label) keyed by item id;
     a label in ``missing`` is not known; items without ratings are reported
     and left out."""
+    import numpy as np
+
+    def wanted(names):
+        # crowd-kit's name for the item column, as in the ratings file
+        return ("task" if "item" not in names and "task" in names else "item", "label")
+
     try:
         # read as the ratings file is: with or without a byte-order mark
         # (Excel's "CSV UTF-8", whose first column was '\ufeffitem'), spaces
-        # after the commas skipped
+        # after the commas skipped, the delimiter sniffed
         with open(path, encoding="utf-8-sig", newline="") as f:
-            reader = csv.DictReader(f, skipinitialspace=True)
-            columns = set(reader.fieldnames or [])
-            # crowd-kit's name for the item column, as in the ratings file
-            item = "task" if "item" not in columns and "task" in columns else "item"
-            if not {item, "label"} <= columns:
-                raise SystemExit(f"skcrowd: gold file {path} needs columns item,label (or "
-                                 f"task,label); it has {reader.fieldnames}.")
-            rows = [(r[item], r["label"]) for r in reader
-                    if r["label"] is not None and r["label"].strip() not in missing]
+            reader, header, delimiter = _header_reader(f, path, wanted)
+            if header is None:
+                raise ValueError(f"gold file {path} is empty: no header row, no labels.")
+            if not set(wanted(header)) <= set(header):
+                raise ValueError(f"gold file {path} needs columns item,label (or "
+                                 f"task,label); it has {header}, {_read_as(delimiter)}.")
+            at_item, at_label = (header.index(c) for c in wanted(header))
+            rows = [(r[at_item], r[at_label]) for r in reader
+                    if len(r) > max(at_item, at_label) and r[at_label].strip() not in missing]
     except OSError as error:
-        raise SystemExit(f"skcrowd: cannot read gold file {path}: {error.strerror}.") from None
+        raise ValueError(f"cannot read gold file {path}: {error.strerror}.") from None
     rated = set(ratings.item_ids.tolist())
     kept = [(i, lab) for i, lab in rows if i in rated]
     if len(kept) < len(rows):
@@ -260,13 +356,18 @@ def _read_gold(path, ratings, missing=MISSING_MARKERS):
         # one known label per item, as fit(X, y) requires (a dict kept the
         # file's last one without a word)
         if gold.setdefault(item, label) != label:
-            raise SystemExit(f"skcrowd: gold file {path} gives item {item!r} two labels, "
+            raise ValueError(f"gold file {path} gives item {item!r} two labels, "
                              f"{_class_text(gold[item])} and {_class_text(label)}; give one "
                              "label per item.")
     return gold
 
 
-def _fit(args):
+def _fit(args, predict=False):
+    """Read the ratings (and ``--gold``), fit the model; returns the ratings,
+    the fitted model, the known labels (a dict by item id, or None) and,
+    with ``predict``, ``fit_predict``'s labels (known items: their known
+    label)."""
+    model = _model(args)
     missing = _missing_markers(args)
     ratings, markers = _read_ratings(args.ratings, args.item, args.rater, args.label, missing)
     _log(f"read {ratings.n_ratings} ratings of {ratings.shape[0]} items by "
@@ -275,13 +376,13 @@ def _fit(args):
             "as not rated (--missing sets the markers)" if markers else ""))
     gold = (_read_gold(args.gold, ratings, missing) if getattr(args, "gold", None)
             else None)
-    model = _model(args)
     start = perf_counter()
-    model.fit(ratings, gold)  # a ValueError is main's one-line user error
+    # a ValueError is main's one-line user error; known labels are clamped
+    # by the fit itself (fit's y)
+    labels = model.fit_predict(ratings, gold) if predict else model.fit(ratings, gold)
     _log(f"fitted {type(model).__name__} in {perf_counter() - start:.2f}s"
          + (f" with {len(gold)} gold items" if gold else ""))
-    args.known = gold or {}
-    return ratings, model
+    return ratings, model, gold, labels
 
 
 def _class_text(value):
@@ -290,6 +391,8 @@ def _class_text(value):
     float in 6 significant digits when that is exact (``1.0`` -> ``1``, as
     the probabilities), else in full (``1234567.5``, not ``1.23457e+06``:
     a label is a name and is never rounded)."""
+    import numpy as np
+
     if isinstance(value, (float, np.floating)):
         short = f"{value:.6g}"
         return short if float(short) == value else repr(float(value))
@@ -298,16 +401,13 @@ def _class_text(value):
 
 def _write(columns, path, output_format="csv"):
     """Write a table given as a dict of equal-length columns: CSV (numbers
-    with 6 significant digits) or Parquet (typed columns; needs pyarrow)."""
+    with 6 significant digits) or Parquet (typed columns; needs pandas and
+    pyarrow, checked with the flags)."""
+    import numpy as np
+
     if output_format == "parquet":
-        if not path or path == "-":
-            raise SystemExit("skcrowd: --output-format parquet needs -o FILE.")
-        try:
-            import pandas as pd
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise SystemExit("skcrowd: --output-format parquet needs pandas and pyarrow "
-                             "(pip install pandas pyarrow).") from None
+        import pandas as pd
+
         pd.DataFrame({k: np.asarray(v) for k, v in columns.items()}).to_parquet(
             path, index=False)
         return
@@ -337,47 +437,47 @@ def _write(columns, path, output_format="csv"):
             out.close()
 
 
-def _uncertainty(model, ratings, proba):
-    """The second column of ``aggregate``: ``probability``, the posterior
-    probability of the output label, for a model that outputs a class; for
-    a real-valued output (MeanRating, MedianRating, OrdinalMixture) ``std``,
-    its posterior standard deviation (OrdinalMixture) or the standard error of
-    the mean of the item's ratings (the baselines)."""
-    if model._prediction_name == "label":
-        return "probability", proba.max(axis=1)
-    data = model._encode(ratings, reset=False)
-    return "std", model._item_diagnostics(data, model._infer_items(data))["std"]
-
-
 def cmd_aggregate(args):
-    ratings, model = _fit(args)
-    labels = model.predict(ratings)
-    proba = model.predict_proba(ratings)
-    if args.known:  # gold items keep their known labels (as fit_predict)
+    """Each item's label, its probability (a class) or standard deviation
+    (a value on the label scale, from ``item_table()``), and the posterior
+    probability of every class (``predict_proba``).  A known item (``--gold``)
+    keeps its known label, with probability 1."""
+    import numpy as np
+
+    ratings, model, gold, labels = _fit(args, predict=True)
+    proba = np.array(model.predict_proba(ratings), dtype=np.float64)
+    labels = np.asarray(labels)
+    classes = model.classes_.tolist()
+    if gold:  # as the fit clamped them: certain
         position = {item: i for i, item in enumerate(ratings.item_ids.tolist())}
-        rows_known = np.array([position[i] for i in args.known])
-        codes = np.searchsorted(model.classes_, np.array(list(args.known.values())))
-        labels = np.array(labels, dtype=object)
-        labels[rows_known] = model.classes_[codes]
-        proba[rows_known] = 0.0
-        proba[rows_known, codes] = 1.0
-    name, values = _uncertainty(model, ratings, proba)
-    if model._prediction_name == "label" and args.output_format == "csv":
-        # a class, as its p_<class> column names it (Parquet keeps the type)
-        labels = np.array([_class_text(c) for c in np.asarray(labels).tolist()], dtype=object)
+        code = {c: k for k, c in enumerate(classes)}
+        rows = np.array([position[item] for item in gold])
+        proba[rows] = 0.0
+        proba[rows, [code[label] for label in gold.values()]] = 1.0
+    if MODELS[args.model][3] == "class":
+        name, values = "probability", proba.max(axis=1)
+        if args.output_format == "csv":
+            # a class, as its p_<class> column names it (Parquet keeps the type)
+            labels = np.array([_class_text(c) for c in labels.tolist()], dtype=object)
+    else:
+        # the item's posterior standard deviation (OrdinalMixture) or the
+        # standard error of the mean of its ratings (the baselines)
+        name, values = "std", model.item_table(ratings)["std"].to_numpy()
     columns = {"item": ratings.item_ids, "label": labels, name: values}
-    columns.update({f"p_{_class_text(c)}": proba[:, k] for k, c in enumerate(model.classes_)})
+    columns.update({f"p_{_class_text(c)}": proba[:, k] for k, c in enumerate(classes)})
     _write(columns, args.output, args.output_format)
     if args.output and args.output != "-":
         _log(f"wrote {len(labels)} items to {args.output}")
 
 
 def cmd_raters(args):
-    """The model's rater table (``rater_table()``), written without pandas."""
-    ratings, model = _fit(args)
+    """The model's rater table (``rater_table()``)."""
+    _, model, _, _ = _fit(args)
+    table = model.rater_table()
+    # per-class columns named as the aggregate output names the classes
     per_class = {f"recall_{c}": f"recall_{_class_text(c)}" for c in model.classes_.tolist()}
-    columns = {"rater": model.rater_ids_, "n_ratings": model._rater_counts,
-               **{per_class.get(k, k): v for k, v in model._rater_diagnostics().items()}}
+    columns = {"rater": table.index.to_numpy(),
+               **{per_class.get(k, k): table[k].to_numpy() for k in table.columns}}
     _write(columns, args.output, args.output_format)
 
 
@@ -408,6 +508,9 @@ def _warm_up(names):
     per item, give one pattern per item and a 117k-entry rater table (its
     parallel ones, as on RTE).
     """
+    import numpy as np
+
+    from ._ratings import Ratings
     from .datasets import make_ordinal
 
     def binary(ratings):
@@ -420,12 +523,12 @@ def _warm_up(names):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in names:
-            restarts = (1, 2) if "n_init" in MODELS[name]().get_params() else (None,)
+            restarts = (1, 2) if MODELS[name][2] else (None,)
             for ratings in (small, wide):
                 if name == "irt3pl":
                     ratings = binary(ratings)
                 for n_init in restarts:
-                    model = MODELS[name]()
+                    model = _estimator(name)
                     if n_init is not None:
                         model.set_params(n_init=n_init, max_iter=10)
                     model.fit_predict(ratings)
@@ -433,7 +536,10 @@ def _warm_up(names):
 
 
 def _demo_fit(name, ratings):
-    model = MODELS[name]()
+    import numpy as np
+    from sklearn.exceptions import ConvergenceWarning
+
+    model = _estimator(name)
     if "random_state" in model.get_params():
         # the models with random restarts (MACE, IRT3PL, OrdinalMixture):
         # seeded, so that every run prints the same numbers (the README's)
@@ -446,12 +552,11 @@ def _demo_fit(name, ratings):
 
 
 def cmd_demo(args):
+    import numpy as np
+
     from .metrics import correlation, mean_squared_error
 
-    sets = [s.strip() for s in args.sets.split(",")]
-    unknown = sorted(set(sets) - set(DEMO_SETS))
-    if unknown:
-        raise SystemExit(f"skcrowd: unknown data set(s) {unknown}; choose from {list(DEMO_SETS)}.")
+    sets = [s.strip() for s in args.sets.split(",")]  # checked by _check_args
     categorical = [n for n in MODELS if n not in ("mean", "median", "ordinal")]
     graded = ["majority-vote", "mean", "median", "dawid-skene", "glad", "ordinal"]
     used = dict.fromkeys(categorical + (graded if set(sets) & set(GRADED_SETS) else []))
@@ -501,7 +606,9 @@ class _Parser(argparse.ArgumentParser):
     without the usage block, which for ``aggregate`` runs to eight lines."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} "
+        # one prefix for every error, a subcommand's too ("skcrowd
+        # aggregate: error" beside "skcrowd: error" read as two programs)
+        self.exit(2, f"skcrowd: error: {' '.join(message.split())} "
                      f"(see {self.prog} --help)\n")
 
 
@@ -515,7 +622,8 @@ def build_parser():
         ("raters", cmd_raters, "rater diagnostics table"),
     ):
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("ratings", help="long-form CSV, one rating per row")
+        p.add_argument("ratings", help="long-form CSV, one rating per row (comma-, tab- "
+                                      "or semicolon-separated: sniffed from the header)")
         p.add_argument("--model", choices=sorted(MODELS), default="dawid-skene",
                        help="the estimator (default: dawid-skene)")
         p.add_argument("--item", default="item",
@@ -543,11 +651,11 @@ def build_parser():
             p.add_argument("--gold", metavar="FILE",
                            help="CSV of known labels (columns item,label or task,label): "
                                 "clamped in the fit")
-        p.set_defaults(func=func)
+        p.set_defaults(func=func, parser=p)
     p = sub.add_parser("demo", help="compare the models on shipped data sets")
     p.add_argument("--sets", default=",".join(DEMO_SETS),
                    help=f"comma-separated data sets (default: {','.join(DEMO_SETS)})")
-    p.set_defaults(func=cmd_demo)
+    p.set_defaults(func=cmd_demo, parser=p)
     return parser
 
 
@@ -556,6 +664,7 @@ def main(argv=None):
     model that does not fit the labels) prints one line on stderr naming
     the problem and returns 1."""
     args = build_parser().parse_args(argv)
+    _check_args(args)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         return _run(args)

@@ -34,7 +34,9 @@ def _pyplot():
 
 def _axes(ax):
     if ax is None:
-        _, ax = _pyplot().subplots()
+        # constrained layout: the labels inside the figure at any size (a
+        # default-size savefig cut off the y label of long tick labels)
+        _, ax = _pyplot().subplots(layout="constrained")
     return ax
 
 
@@ -186,12 +188,37 @@ def plot_sensitivity_specificity(model, *, ax=None, annotate=False):
     return ax
 
 
+#: per-rater quality measures, in the order a model's own is looked for
+#: (MACE has an accuracy too, but its spam measure is the competence;
+#: OrdinalMixture's spam measure is the reliability, beside its precision),
+#: with the axis label of each
 _RANKING_ATTRIBUTES = {
-    "rater_ability_": "ability α (GLAD)",
-    "rater_accuracy_": "accuracy (DawidSkene)",
-    "rater_reliability_": "reliability ε (OrdinalMixture)",
-    "rater_precision_": "precision E τ (OrdinalMixture)",
+    "rater_competence_": "competence θ (P(rater knows the label))",
+    "rater_reliability_": "reliability ε (P(rating is genuine))",
+    "rater_ability_": "ability α",
+    "rater_accuracy_": "accuracy (P(label is the true class))",
+    "rater_agreement_": "agreement (share of ratings equal to the item's majority)",
+    "rater_precision_": "precision E τ",
 }
+
+
+def _ranking_measure(model, attribute):
+    """The per-rater values and axis label of ``attribute`` (None: the
+    model's own quality measure, the first of :data:`_RANKING_ATTRIBUTES` it
+    has, else sensitivity + specificity - 1)."""
+    if attribute is None:
+        attribute = next((a for a in _RANKING_ATTRIBUTES if hasattr(model, a)), None)
+        if attribute is None and hasattr(model, "sensitivity_"):
+            attribute = "youden"
+        if attribute is None:
+            raise ValueError(f"{type(model).__name__} has no per-rater quality to rank.")
+    if attribute == "youden":
+        sensitivity, specificity = _binary_rates(model)
+        return sensitivity + specificity - 1, "sensitivity + specificity - 1", attribute
+    if not hasattr(model, attribute):
+        raise ValueError(f"{type(model).__name__} has no attribute {attribute!r}.")
+    label = _RANKING_ATTRIBUTES.get(attribute, attribute)
+    return getattr(model, attribute), f"{label}, {type(model).__name__}", attribute
 
 
 def plot_rater_ranking(model, *, attribute=None, top=None, ax=None):
@@ -200,14 +227,19 @@ def plot_rater_ranking(model, *, attribute=None, top=None, ax=None):
     Parameters
     ----------
     model : fitted estimator
-        Any model with one of ``rater_ability_`` (GLAD), ``rater_accuracy_``
-        (DawidSkene), ``rater_reliability_`` or ``rater_precision_``
-        (OrdinalMixture), or with ``sensitivity_``/``specificity_`` (IRT3PL,
-        ranked by sensitivity + specificity - 1).
+        Ranked by its own rater-quality measure: :class:`~skcrowd.MACE` by
+        ``rater_competence_`` (how often the rater knows the label rather
+        than spams), :class:`~skcrowd.OrdinalMixture` by
+        ``rater_reliability_``, :class:`~skcrowd.GLAD` by
+        ``rater_ability_``, :class:`~skcrowd.DawidSkene` by
+        ``rater_accuracy_``, :class:`~skcrowd.MajorityVote` (and the other
+        baselines) by ``rater_agreement_`` (the ``agreement`` column of
+        ``rater_table()``), and :class:`~skcrowd.IRT3PL` (a model with
+        ``sensitivity_``/``specificity_``) by sensitivity + specificity - 1.
     attribute : str, default=None
-        The fitted attribute to rank by, or ``"youden"`` for sensitivity +
-        specificity - 1.  Default: the first of the names above that the
-        model has.
+        The fitted attribute to rank by (one number per rater), or
+        ``"youden"`` for sensitivity + specificity - 1.  Default: the
+        model's own measure, above.
     top : int, default=None
         Draw only the ``top`` best and ``top`` worst raters.
     ax : matplotlib Axes, default=None
@@ -218,29 +250,18 @@ def plot_rater_ranking(model, *, attribute=None, top=None, ax=None):
 
     Examples
     --------
-    >>> from skcrowd import GLAD
+    >>> from skcrowd import MACE
     >>> from skcrowd.datasets import load_bluebirds
     >>> from skcrowd.plotting import plot_rater_ranking
     >>> data = load_bluebirds()
-    >>> ax = plot_rater_ranking(GLAD().fit(data.ratings))
+    >>> ax = plot_rater_ranking(MACE(random_state=0).fit(data.ratings))
     >>> len(ax.patches)  # one bar per rater
     39
+    >>> ax.get_xlabel()
+    'competence θ (P(rater knows the label)), MACE'
     """
     check_is_fitted(model)
-    if attribute is None:
-        attribute = next((a for a in _RANKING_ATTRIBUTES if hasattr(model, a)), None)
-        if attribute is None and hasattr(model, "sensitivity_"):
-            attribute = "youden"
-        if attribute is None:
-            raise ValueError(f"{type(model).__name__} has no per-rater quality to rank.")
-    if attribute == "youden":
-        sensitivity, specificity = _binary_rates(model)
-        values, label = sensitivity + specificity - 1, "sensitivity + specificity - 1"
-    else:
-        if not hasattr(model, attribute):
-            raise ValueError(f"{type(model).__name__} has no attribute {attribute!r}.")
-        values = getattr(model, attribute)
-        label = _RANKING_ATTRIBUTES.get(attribute, attribute)
+    values, label, attribute = _ranking_measure(model, attribute)
     names = np.asarray(_rater_names(model))
     try:
         values = np.asarray(values, dtype=np.float64)
@@ -270,8 +291,10 @@ def plot_ordinal_raters(model, *, ax=None):
 
     Reliability is the probability that a rating is genuine rather than
     spam (``rater_reliability_``); precision is how close a genuine rating
-    falls to the item's truth (``rater_precision_``, log scale).  Spammers
-    sit on the left whatever their precision.
+    falls to the item's truth (``rater_precision_``).  Spammers sit on the
+    left whatever their precision.  The precision axis is linear: the
+    fitted precisions are shrunk towards their prior and span a narrow
+    range (0.5 to 2.7 on TREC 2010).
 
     Parameters
     ----------
@@ -291,7 +314,7 @@ def plot_ordinal_raters(model, *, ax=None):
     >>> model = OrdinalMixture(n_init=1, random_state=0).fit(data.ratings)
     >>> ax = plot_ordinal_raters(model)
     >>> ax.get_yscale()
-    'log'
+    'linear'
     """
     check_is_fitted(model)
     if not (hasattr(model, "rater_reliability_") and hasattr(model, "rater_precision_")):
@@ -300,9 +323,10 @@ def plot_ordinal_raters(model, *, ax=None):
             "use an OrdinalMixture."
         )
     ax = _axes(ax)
+    # a linear axis: a log one over this narrow range printed ticks such as
+    # 2x10^0 and 6x10^-1
     ax.scatter(model.rater_reliability_, model.rater_precision_, s=16,
                edgecolors="k", linewidths=0.3)
-    ax.set_yscale("log")
     ax.set(xlim=(-0.02, 1.02), xlabel="reliability ε (P(rating is genuine))",
            ylabel="precision E τ", title="raters")
     return ax

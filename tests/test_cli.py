@@ -3,6 +3,7 @@
 import csv
 import gzip
 import io
+import re
 import subprocess
 import sys
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import skcrowd
-from skcrowd import cli
+from skcrowd import Ratings, cli
 from skcrowd.datasets import make_ordinal
 from skcrowd.datasets._loaders import resources
 
@@ -22,6 +23,20 @@ def rte_csv(tmp_path_factory):
     with source.open("rb") as raw, gzip.open(raw, "rt") as f:
         path.write_text(f.read())
     return path
+
+
+def _error(capsys, argv):
+    """The exit status and the one line on stderr of a failing command: 2
+    for a usage mistake (found in the flags, before any file is read), 1 for
+    bad input."""
+    try:
+        status = cli.main(argv)
+    except SystemExit as exit_:
+        status = exit_.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status in (1, 2) and err, (status, err)
+    assert err[-1].startswith("skcrowd: error: "), err
+    return status, err[-1]
 
 
 def test_aggregate_writes_one_row_per_item(rte_csv, tmp_path):
@@ -54,15 +69,14 @@ def test_raters_table(rte_csv, capsys):
     assert len(lines) == 165
 
 
-def test_custom_column_names_and_a_clear_error(tmp_path):
+def test_custom_column_names_and_a_clear_error(tmp_path, capsys):
     path = tmp_path / "r.csv"
     path.write_text("task,worker,answer\n1,a,x\n1,b,y\n2,a,x\n")
     out = tmp_path / "o.csv"
     cli.main(["aggregate", str(path), "--item", "task", "--rater", "worker",
               "--label", "answer", "--model", "majority-vote", "-o", str(out)])
     assert out.read_text().splitlines()[0].startswith("item,label,probability")
-    with pytest.raises(SystemExit, match="no column"):
-        cli.main(["aggregate", str(path)])
+    assert "no column" in _error(capsys, ["aggregate", str(path)])[1]
 
 
 def test_crowd_kit_column_names_need_no_flags(tmp_path, capsys):
@@ -83,8 +97,8 @@ def test_crowd_kit_column_names_need_no_flags(tmp_path, capsys):
     out = capsys.readouterr()
     assert "with 1 gold items" in out.err and "\n3,1,1," in out.out
     # with a column named by a flag, the others are the flags' defaults
-    with pytest.raises(SystemExit, match=r"no column\(s\) \['id', 'rater'\]"):
-        cli.main(["aggregate", str(path), "--item", "id"])
+    assert "no column(s) ['id', 'rater']" in _error(capsys, ["aggregate", str(path),
+                                                             "--item", "id"])[1]
 
 
 @pytest.mark.parametrize("row, missing", [(",a,1", "item"), ("2,,1", "rater"),
@@ -127,32 +141,32 @@ def test_usage_mistakes_are_one_line_on_stderr(capsys, argv, message):
         cli.main(argv)
     assert exit_.value.code == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("skcrowd") and message in err[0]
+    # one prefix for every error, a subcommand's too (was "skcrowd aggregate: error")
+    assert len(err) == 1 and err[0].startswith("skcrowd: error: ") and message in err[0]
     assert err[0].endswith("--help)")
 
 
 @pytest.mark.parametrize("classes", ["", ",", "0,,1"])
-def test_classes_flag_with_an_empty_level_is_named(tmp_path, classes):
+def test_classes_flag_with_an_empty_level_is_named(tmp_path, capsys, classes):
     # "" became the class '' and the error blamed the labels' type
     path = tmp_path / "r.csv"
     path.write_text("item,rater,label\n1,a,0\n1,b,1\n")
-    with pytest.raises(SystemExit, match="--classes .* has an empty level"):
-        cli.main(["aggregate", str(path), "--classes", classes])
+    status, err = _error(capsys, ["aggregate", str(path), "--classes", classes])
+    assert status == 2 and re.search("--classes .* has an empty level", err)
 
 
-def test_a_repeated_column_name_is_an_error_not_the_last_column(tmp_path):
+def test_a_repeated_column_name_is_an_error_not_the_last_column(tmp_path, capsys):
     # csv.DictReader kept the last "item" column: the ids 2 and 3, silently
     path = tmp_path / "r.csv"
     path.write_text("item,rater,label,item\n1,a,0,2\n1,b,1,3\n")
-    with pytest.raises(SystemExit, match=r"more than one column named \['item'\]"):
-        cli.main(["aggregate", str(path)])
+    assert "more than one column named ['item']" in _error(capsys, ["aggregate",
+                                                                    str(path)])[1]
 
 
-def test_an_empty_file_is_named_empty(tmp_path):
+def test_an_empty_file_is_named_empty(tmp_path, capsys):
     path = tmp_path / "r.csv"
     path.write_text("")
-    with pytest.raises(SystemExit, match="is empty"):  # was "it has None"
-        cli.main(["aggregate", str(path)])
+    assert "is empty" in _error(capsys, ["aggregate", str(path)])[1]  # was "it has None"
 
 
 def test_python_dash_m_skcrowd_is_the_command(tmp_path):
@@ -278,7 +292,7 @@ def test_demo_warm_up_compiles_every_kernel_its_fits_use():
     assert result.stdout.strip() == "[]"
 
 
-def test_model_flags_set_the_parameters(rte_csv, tmp_path):
+def test_model_flags_set_the_parameters(rte_csv, tmp_path, capsys):
     from skcrowd.cli import _model, build_parser
 
     args = build_parser().parse_args(["aggregate", "x.csv", "--model", "ordinal",
@@ -287,10 +301,9 @@ def test_model_flags_set_the_parameters(rte_csv, tmp_path):
     model = _model(args)
     assert (model.random_state, model.max_iter, model.n_init) == (3, 7, 2)
     assert model.classes.tolist() == [1, 2, 3, 4, 5] and model.classes.dtype.kind == "i"
-    args = build_parser().parse_args(["aggregate", "x.csv", "--model", "majority-vote",
-                                      "--max-iter", "7"])
-    with pytest.raises(SystemExit, match="majority-vote does not take --max-iter"):
-        _model(args)
+    status, err = _error(capsys, ["aggregate", "x.csv", "--model", "majority-vote",
+                                  "--max-iter", "7"])
+    assert status == 2 and "majority-vote does not take --max-iter" in err
     # --classes names a level nobody used: one more probability column
     out = tmp_path / "t.csv"
     cli.main(["aggregate", str(rte_csv), "--model", "one-coin", "--classes", "0,1,2",
@@ -315,7 +328,7 @@ def test_real_valued_models_write_std_not_probability(tmp_path):
         assert np.all(std[np.isfinite(std)] >= 0) and np.isfinite(std).mean() > 0.9
 
 
-def test_parquet_output(rte_csv, tmp_path):
+def test_parquet_output(rte_csv, tmp_path, capsys):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     out = tmp_path / "truth.parquet"
@@ -323,8 +336,8 @@ def test_parquet_output(rte_csv, tmp_path):
     table = pd.read_parquet(out)
     assert table.columns.tolist() == ["item", "label", "probability", "p_0", "p_1"]
     assert len(table) == 800 and table["probability"].dtype.kind == "f"
-    with pytest.raises(SystemExit, match="needs -o FILE"):
-        cli.main(["raters", str(rte_csv), "--output-format", "parquet"])
+    status, err = _error(capsys, ["raters", str(rte_csv), "--output-format", "parquet"])
+    assert status == 2 and "needs -o FILE" in err
 
 
 def test_mace_aggregate_and_raters(rte_csv, tmp_path, capsys):
@@ -413,21 +426,20 @@ def test_nan_kept_as_a_label_is_a_string_class(tmp_path, capsys):
     assert list(rows[0])[3:] == ["p_1", "p_2", "p_nan"]
 
 
-def test_a_class_that_is_a_missing_marker_is_named(tmp_path):
+def test_a_class_that_is_a_missing_marker_is_named(tmp_path, capsys):
     path = tmp_path / "r.csv"
     path.write_text("item,rater,label\na,x,yes\na,y,no\n")
-    with pytest.raises(SystemExit, match=r"--classes names \['NA'\].*--missing"):
-        cli.main(["aggregate", str(path), "--classes", "no,yes,NA"])
+    status, err = _error(capsys, ["aggregate", str(path), "--classes", "no,yes,NA"])
+    assert status == 2 and re.search(r"--classes names \['NA'\].*--missing", err)
     assert cli.main(["aggregate", str(path), "--classes", "NA,no,yes", "--missing", "",
                      "--model", "majority-vote"]) == 0
 
 
-def test_only_missing_labels_is_no_ratings(tmp_path):
+def test_only_missing_labels_is_no_ratings(tmp_path, capsys):
     path = tmp_path / "r.csv"
     path.write_text("item,rater,label\na,x,NA\nb,x,null\n")
-    with pytest.raises(SystemExit, match=r"has no ratings \(every label is one of "
-                                         r"\['NA', 'null'\], read as missing"):
-        cli.main(["aggregate", str(path)])
+    assert ("has no ratings (every label is one of ['NA', 'null'], read as missing"
+            in _error(capsys, ["aggregate", str(path)])[1])
 
 
 def test_a_missing_gold_label_is_not_known(tmp_path, capsys):
@@ -444,13 +456,13 @@ def test_a_missing_gold_label_is_not_known(tmp_path, capsys):
 
 @pytest.mark.parametrize("flags", [["--label", "item"], ["--item", "rater"],
                                    ["--rater", "label"]])
-def test_two_flags_naming_one_column_are_an_error(tmp_path, flags):
+def test_two_flags_naming_one_column_are_an_error(tmp_path, capsys, flags):
     # --label item fitted the item ids as labels, --item rater one item per
     # rater, without a word
     path = tmp_path / "r.csv"
     path.write_text("item,rater,label\na,x,1\na,y,0\nb,x,1\nb,y,1\n")
-    with pytest.raises(SystemExit, match="name the same column twice"):
-        cli.main(["aggregate", str(path), *flags])
+    assert "name the same column twice" in _error(capsys, ["aggregate", str(path),
+                                                           *flags])[1]
 
 
 def test_a_gold_file_with_two_labels_for_an_item_is_an_error(tmp_path, capsys):
@@ -459,8 +471,8 @@ def test_a_gold_file_with_two_labels_for_an_item_is_an_error(tmp_path, capsys):
     path, gold = tmp_path / "r.csv", tmp_path / "gold.csv"
     path.write_text("item,rater,label\na,x,1\na,y,0\nb,x,1\nb,y,1\n")
     gold.write_text("item,label\na,1\nb,1\na,0\n")
-    with pytest.raises(SystemExit, match="gives item 'a' two labels, 1 and 0"):
-        cli.main(["aggregate", str(path), "--gold", str(gold)])
+    assert "gives item 'a' two labels, 1 and 0" in _error(
+        capsys, ["aggregate", str(path), "--gold", str(gold)])[1]
     # the same label twice is one known label
     gold.write_text("item,label\na,1\na,1\n")
     assert cli.main(["aggregate", str(path), "--gold", str(gold)]) == 0
@@ -568,3 +580,140 @@ def test_cli_dash_reads_standard_input_in_a_subprocess(csv_dir):
     assert missing.returncode == 1
     assert missing.stderr.decode().strip().count("\n") == 0
     assert b"Traceback" not in missing.stderr
+@pytest.mark.parametrize("argv, message, status", [
+    (["aggregate", "{path}", "--model", "bogus"], "invalid choice: 'bogus'", 2),
+    (["raters", "{path}", "--output-format", "parquet"], "needs -o FILE", 2),
+    (["aggregate", "{empty}"], "is empty", 1),
+    (["aggregate", "{path}", "--label", "answer"], "no column(s) ['answer']", 1),
+    (["aggregate", "{path}", "--gold", "{empty}"], "gold file", 1),
+])
+def test_every_error_has_one_prefix(tmp_path, capsys, argv, message, status):
+    # "skcrowd aggregate: error: ..." for a usage mistake, "skcrowd: ..." for
+    # a file's: two prefixes for one program
+    path, empty = tmp_path / "r.csv", tmp_path / "empty.csv"
+    path.write_text("item,rater,label\n1,a,0\n1,b,1\n")
+    empty.write_text("")
+    argv = [a.format(path=path, empty=empty) for a in argv]
+    got, err = _error(capsys, argv)
+    assert got == status and message in err
+
+
+@pytest.mark.parametrize("delimiter", ["\t", ";"])
+def test_tab_and_semicolon_files_are_read_as_comma_files(tmp_path, capsys, delimiter):
+    # a tab-separated file was "no column(s) ['item', 'rater']; it has
+    # ['task\tworker\tlabel']", with no word of the delimiter
+    rows = ["task,worker,label", "1,a,x", "1,b,y", "2,a,y", "2,b,y", "3,a,x", "3,b,x"]
+    tables = []
+    for sep in (",", delimiter):
+        path = tmp_path / "r.csv"
+        path.write_text("\n".join(r.replace(",", sep) for r in rows) + "\n")
+        gold = tmp_path / "gold.csv"
+        gold.write_text(f"task{sep}label\n1{sep}y\n")
+        assert cli.main(["aggregate", str(path), "--model", "majority-vote",
+                         "--gold", str(gold)]) == 0
+        captured = capsys.readouterr()
+        assert "with 1 gold items" in captured.err
+        tables.append(captured.out)
+    assert tables[1] == tables[0] and tables[0].splitlines()[1].startswith("1,y,1,")
+
+
+def test_an_unknown_delimiter_is_named_in_the_error(tmp_path, capsys):
+    path = tmp_path / "r.csv"
+    path.write_text("item|rater|label\n1|a|x\n")
+    status, err = _error(capsys, ["aggregate", str(path)])
+    assert status == 1 and "it has ['item|rater|label'], read as comma-separated" in err
+    assert "comma, tab, semicolon" in err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--output-format", "parquet"], "--output-format parquet needs -o FILE"),
+    (["--output-format", "parquet", "-o", "-"], "--output-format parquet needs -o FILE"),
+    (["--model", "median", "--n-init", "3"], "median does not take --n-init"),
+    (["--classes", "a,,b"], "has an empty level"),
+])
+def test_option_conflicts_are_found_before_the_file_is_read(tmp_path, capsys, flags,
+                                                            message):
+    # --output-format parquet without -o failed after the file was read and
+    # the model fitted: here the file does not even exist
+    status, err = _error(capsys, ["aggregate", str(tmp_path / "nope.csv"), *flags])
+    assert status == 2 and message in err
+
+
+def test_the_model_table_matches_the_estimators():
+    # the command line checks the flags against its own table, without
+    # importing the models: it must agree with their parameters and output
+    R = make_ordinal(n_items=30, n_raters=6, ratings_per_item=3, random_state=0).ratings
+    for name, (_, _, iterative, output) in cli.MODELS.items():
+        model = cli._estimator(name)
+        taken = set(cli.ITERATIVE_FLAGS) & set(model.get_params())
+        assert taken == (set(cli.ITERATIVE_FLAGS) if iterative else set()), name
+        assert set(cli.COMMON_FLAGS) <= set(model.get_params())
+        # IRT3PL: binary labels
+        R_fit = Ratings(R.item, R.rater, (R.label > 3).astype(int)) if name == "irt3pl" else R
+        fitted = model.set_params(**({"n_init": 1} if iterative else {})).fit(R_fit)
+        columns = fitted.item_table(R_fit).columns
+        assert ("probability" in columns) == (output == "class"), name
+        assert ("std" in columns) == (output == "value"), name
+
+
+def test_the_command_line_uses_no_private_estimator_attributes():
+    # it called model._encode, _infer_items, _item_diagnostics,
+    # _rater_diagnostics and read _rater_counts: the public item_table(),
+    # rater_table(), predict_proba() and fit(X, y=gold) give all of it
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(cli))
+    private = sorted({node.attr for node in ast.walk(tree)
+                      if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                      and isinstance(node.value, ast.Name) and node.value.id == "model"})
+    assert private == []
+
+
+_IMPORTED = """
+import sys, time
+start = time.perf_counter()
+{prelude}
+from skcrowd import cli
+try:
+    cli.main({argv!r})
+except SystemExit:
+    pass
+heavy = sorted(m for m in ("sklearn", "numba", "pandas", "scipy", "skcrowd._base",
+                           "skcrowd._dawid_skene") if m in sys.modules)
+print(heavy, file=sys.__stderr__)
+"""
+
+# skcrowd.cli without the package's __init__ (the package as a bare
+# namespace with its version): what the command line itself imports
+_BARE_PACKAGE = """
+import importlib.util, types, pathlib
+spec = importlib.util.find_spec("skcrowd")
+package = types.ModuleType("skcrowd")
+package.__path__ = list(spec.submodule_search_locations)
+package.__version__ = "0"
+sys.modules["skcrowd"] = package
+"""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["aggregate", "--help"],
+                                  ["aggregate", "x.csv", "--model", "bogus"],
+                                  ["aggregate", "x.csv", "--output-format", "parquet"]])
+def test_help_and_usage_mistakes_import_no_model(argv):
+    # skcrowd --help took 6 s: it imported scikit-learn and every model
+    # before it parsed the arguments
+    result = subprocess.run([sys.executable, "-c", _IMPORTED.format(
+        prelude=_BARE_PACKAGE, argv=argv)], capture_output=True, text=True, timeout=300)
+    assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
+
+
+def test_help_imports_no_model_through_the_package():
+    # the same through skcrowd's own __init__, once it imports lazily
+    eager = subprocess.run([sys.executable, "-c", "import sys, skcrowd; "
+                            "print('sklearn' in sys.modules)"],
+                           capture_output=True, text=True, timeout=300)
+    if eager.stdout.strip() == "True":
+        pytest.skip("import skcrowd imports scikit-learn (the package imports eagerly)")
+    result = subprocess.run([sys.executable, "-c", _IMPORTED.format(
+        prelude="", argv=["--help"])], capture_output=True, text=True, timeout=300)
+    assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr

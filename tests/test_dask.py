@@ -58,7 +58,7 @@ def test_dawid_skene_on_dask_equals_in_memory(client, synthetic):
     np.testing.assert_array_equal(on_dask.rater_ids_, in_memory.rater_ids_)
     np.testing.assert_array_equal(on_dask.classes_, in_memory.classes_)
     proba = on_dask.predict_proba(ddf)
-    # columns named as in memory (get_feature_names_out: the classes as strings)
+    # columns named as in memory (the classes themselves)
     assert isinstance(proba, dd.DataFrame)
     assert list(proba.columns) == list(in_memory.predict_proba(long_frame(synthetic, 1)
                                                              .compute()).columns)

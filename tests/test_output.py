@@ -92,7 +92,7 @@ def test_predictions_join_back_by_id(crowd):
     joined = long.rename(columns={"label": "rating"}).join(labels, on="item")
     assert len(joined) == len(long)
     assert all(joined["label"] == joined["item"].map(expected))
-    assert proba.columns.tolist() == ["0", "1"]
+    assert proba.columns.tolist() == [0, 1]  # the classes themselves
     np.testing.assert_allclose(proba.sum(axis=1), 1)
     agree = truth.to_frame().join(labels)
     assert (agree["truth"] == agree["label"]).mean() > 0.9

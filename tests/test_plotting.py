@@ -7,7 +7,7 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from skcrowd import GLAD, IRT3PL, DawidSkene, MajorityVote, OrdinalMixture  # noqa: E402
+from skcrowd import GLAD, IRT3PL, MACE, DawidSkene, MajorityVote, OrdinalMixture  # noqa: E402
 from skcrowd.checks import posterior_predictive_check  # noqa: E402
 from skcrowd.datasets import make_dawid_skene, make_irt, make_ordinal  # noqa: E402
 from skcrowd.plotting import (  # noqa: E402
@@ -140,6 +140,34 @@ def test_rater_ranking_bars_are_sorted_values(binary, irt):
         plot_rater_ranking(ds, attribute="rater_ability_")
 
 
+def _bars(ax):
+    return np.array([bar.get_width() for bar in ax.patches])
+
+
+def test_rater_ranking_uses_each_models_own_measure(binary):
+    # MACE was ranked by its accuracy and labelled "accuracy (DawidSkene)",
+    # not by its spam measure, rater_competence_; MajorityVote raised
+    # although its rater_table() has an agreement column
+    ratings, ds = binary
+    ordinal_data = make_ordinal(200, 10, 4, random_state=0).ratings
+    cases = [
+        (MACE(random_state=0).fit(ratings), ratings, "rater_competence_", "competence", None),
+        (MajorityVote().fit(ratings), ratings, "rater_agreement_", "agreement", "agreement"),
+        (OrdinalMixture(n_init=1, random_state=0).fit(ordinal_data), ordinal_data,
+         "rater_reliability_", "reliability", "reliability"),
+        (GLAD().fit(ratings), ratings, "rater_ability_", "ability", None),
+        (ds, ratings, "rater_accuracy_", "accuracy", "accuracy"),
+    ]
+    for model, _, attribute, word, column in cases:
+        ax = plot_rater_ranking(model)
+        name = type(model).__name__
+        np.testing.assert_allclose(_bars(ax), np.sort(getattr(model, attribute)))
+        label = ax.get_xlabel()
+        assert label.startswith(word) and label.endswith(name), (name, label)
+        if column is not None:  # the rater table's column of the same measure
+            np.testing.assert_allclose(_bars(ax), np.sort(model.rater_table()[column]))
+
+
 @pytest.mark.parametrize("top", [0, -1, 1.5, True])
 def test_rater_ranking_top_must_be_a_positive_integer(binary, top):
     # top=0 drew every rater and top=-1 drew raters twice, silently
@@ -174,7 +202,30 @@ def test_ordinal_raters_reliability_against_precision():
     points = ax.collections[0].get_offsets()
     np.testing.assert_allclose(points[:, 0], model.rater_reliability_)
     np.testing.assert_allclose(points[:, 1], model.rater_precision_)
-    assert ax.get_yscale() == "log"
+
+
+def _savefig_extents(ax, tmp_path):
+    """The y label's and the figure's extents (pixels) after a savefig at
+    the default size and bbox, and the y tick labels."""
+    ax.figure.savefig(tmp_path / "raters.png")
+    renderer = ax.figure.canvas.get_renderer()
+    return (ax.yaxis.label.get_window_extent(renderer), ax.figure.bbox,
+            [t.get_text() for t in ax.get_yticklabels()])
+
+
+def test_ordinal_raters_axis_is_readable(tmp_path):
+    # a log axis over precisions 0.5-2.7 (TREC) printed ticks such as
+    # 2x10^0 and 6x10^-1, and a default-size savefig cut off the y label
+    data = make_ordinal(300, 20, 5, random_state=0)
+    model = OrdinalMixture(n_init=1, random_state=0).fit(data.ratings)
+    ax = plot_ordinal_raters(model)
+    assert ax.get_yscale() == "linear"
+    label, figure, ticks = _savefig_extents(ax, tmp_path)
+    assert figure.x0 <= label.x0 and label.x1 <= figure.x1
+    assert figure.y0 <= label.y0 and label.y1 <= figure.y1
+    assert ticks and all(t and "$" not in t and "10^" not in t for t in ticks), ticks
+    for t in ticks:
+        float(t.replace("\u2212", "-"))  # plain numbers
 
 
 def test_ordinal_raters_needs_an_ordinal_model(binary):
