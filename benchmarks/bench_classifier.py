@@ -27,6 +27,7 @@ cost        One CrowdClassifier fit on n items (default 100,000, 10 raters,
 """
 
 import argparse
+import functools
 import os
 import time
 import warnings
@@ -36,7 +37,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from skcrowd import CrowdClassifier, DawidSkene, MajorityVote, training_set
-from skcrowd._classifier import _as_ratings, _replicate
 from skcrowd.datasets import make_crowd_classification
 
 STRATEGIES = ("majority label", "sampled label", "posterior weights", "joint EM")
@@ -112,38 +112,66 @@ def timed(function):
     return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def cost(n_items):
+#: (wall, CPU) seconds spent in the inner models' calls, by kind
+SPENT = {}
+
+
+def _timing(kind, method):
+    @functools.wraps(method)  # the signature too: fit's sample_weight is checked
+    def timed_method(self, *args, **kwargs):
+        result, wall, cpu = timed(lambda: method(self, *args, **kwargs))
+        walls, cpus = SPENT.get(kind, (0.0, 0.0))
+        SPENT[kind] = (walls + wall, cpus + cpu)
+        return result
+    return timed_method
+
+
+class TimedLogisticRegression(LogisticRegression):
+    """LogisticRegression whose fits are timed (the same model)."""
+
+    fit = _timing("classifier fit", LogisticRegression.fit)
+
+
+class TimedDawidSkene(DawidSkene):
+    """DawidSkene whose fit and per-item reads are timed (the same model)."""
+
+    fit = _timing("crowd fit (the start)", DawidSkene.fit)
+    predict_proba = _timing("crowd E-step reads", DawidSkene.predict_proba)
+    score_samples = _timing("crowd E-step reads", DawidSkene.score_samples)
+
+
+def cost(n_items, repeats):
     print(f"\n## Cost: {n_items} items, 10 raters, 5 ratings per item, 20% spammers")
     print(f"load before: {open('/proc/loadavg').read().split()[:3]}")
     data = make_crowd_classification(n_items, n_features=5, n_raters=10, ratings_per_item=5,
                                      spammer_fraction=0.2, random_state=0)
     X, R = data.features, data.ratings
-    CrowdClassifier(max_iter=2).fit(X[:500], R[:500])  # numba compiled first
-    ratings = _as_ratings(X, R)
-    _, aligned_wall, aligned_cpu = timed(lambda: _as_ratings(X, R))
-    crowd, crowd_wall, crowd_cpu = timed(lambda: DawidSkene().fit(ratings))
-    X_rep, y_rep, weight = _replicate(X, crowd.predict_proba(ratings), crowd.classes_)
-    _, one_wall, one_cpu = timed(
-        lambda: LogisticRegression().fit(X_rep, y_rep, sample_weight=weight))
-    _, pass_wall, pass_cpu = timed(
-        lambda: (crowd.predict_proba(ratings), crowd.score_samples(ratings)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        clf, wall, cpu = timed(lambda: CrowdClassifier().fit(X, R))
-    n = clf.n_iter_
+        # numba compiles (or loads) the kernels of this size first
+        CrowdClassifier(max_iter=2).fit(X, R)
+    runs = []
+    for _ in range(repeats):
+        SPENT.clear()
+        clf, wall, cpu = timed(lambda: CrowdClassifier(TimedLogisticRegression(),
+                                                       TimedDawidSkene()).fit(X, R))
+        runs.append((wall, cpu, dict(SPENT), clf.n_iter_, clf.converged_))
+    wall, cpu, spent, n_iter, converged = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
     print(f"load after: {open('/proc/loadavg').read().split()[:3]}")
-    print(f"- CrowdClassifier().fit: {n} iterations (converged: {clf.converged_}), "
-          f"wall {wall:.2f} s, CPU {cpu:.2f} s")
-    print(f"- aligning the ratings: wall {aligned_wall:.2f} s, CPU {aligned_cpu:.2f} s")
-    print(f"- DawidSkene().fit alone (the start): wall {crowd_wall:.2f} s, CPU {crowd_cpu:.2f} s "
-          f"({crowd.n_iter_} iterations)")
-    print(f"- one cold LogisticRegression fit on the {len(y_rep)} replicated rows: "
-          f"wall {one_wall:.2f} s, CPU {one_cpu:.2f} s")
-    print(f"- one E-step read of the crowd model (predict_proba + score_samples): "
-          f"wall {pass_wall:.2f} s, CPU {pass_cpu:.2f} s")
-    bound = aligned_wall + crowd_wall + n * (one_wall + pass_wall)
-    print(f"- cost model, iterations x (one classifier fit + one E-step read) + start: "
-          f"{bound:.2f} s wall; measured {wall:.2f} s ({wall / bound:.2f} of it)")
+    print(f"(the median of {repeats} fits by wall time; every fit: "
+          f"{[f'{r[0]:.2f} s wall / {r[1]:.2f} s CPU' for r in runs]})")
+    print(f"- CrowdClassifier().fit: {n_iter} iterations (converged: {converged}), "
+          f"{wall:.2f} s wall, {cpu:.2f} s CPU")
+    inner_wall = inner_cpu = 0.0
+    for kind, (w, c) in spent.items():
+        print(f"  - {kind}: {w:.2f} s wall, {c:.2f} s CPU ({c / cpu:.0%} of the CPU)")
+        inner_wall, inner_cpu = inner_wall + w, inner_cpu + c
+    print(f"  - the rest (rater M-steps, replicating the rows, the classifier's "
+          f"predict_proba, aligning the ratings): {wall - inner_wall:.2f} s wall, "
+          f"{cpu - inner_cpu:.2f} s CPU ({(cpu - inner_cpu) / cpu:.0%})")
+    fits = spent["classifier fit"]
+    print(f"- per iteration, one classifier fit: {fits[0] / n_iter:.3f} s wall, "
+          f"{fits[1] / n_iter:.3f} s CPU")
 
 
 def main():
@@ -153,12 +181,13 @@ def main():
     parser.add_argument("--n-train", type=int, default=1000)
     parser.add_argument("--n-test", type=int, default=10000)
     parser.add_argument("--n-items", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     print(f"# CrowdClassifier benchmark (pid {os.getpid()})")
     if args.only in (None, "strategies"):
         strategies(args.seeds, args.n_train, args.n_test)
     if args.only in (None, "cost"):
-        cost(args.n_items)
+        cost(args.n_items, args.repeats)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skcrowd import GLAD, CrowdClassifier, DawidSkene, MajorityVote, Ratings, training_set
+from skcrowd import GLAD, MACE, CrowdClassifier, DawidSkene, MajorityVote, Ratings, training_set
 from skcrowd._dawid_skene import _refit_raters
+from skcrowd._mace import _refit_raters as _mace_refit_raters
 from skcrowd.datasets import load_digits_crowd, make_crowd_classification
 
 
@@ -41,32 +42,64 @@ def recovery():
     return data, 4000
 
 
-def direct_log_likelihood(confusion, ratings):
-    """log p(ratings_i | class k, θ) = Σ_j log θ_j[k, y_ij], from the matrix."""
+def label_probabilities(model):
+    """P(label l | class k) of each rater, (n_raters, K, K), from the
+    fitted attributes: Dawid-Skene's confusion, or MACE's mixture
+    θ_j 1{l = k} + (1 - θ_j) ξ_j[l] (Hovy et al. 2013)."""
+    if isinstance(model, DawidSkene):
+        return model.confusion_
+    theta, xi = model.rater_competence_, model.spam_distribution_
+    K = xi.shape[1]
+    return theta[:, None, None] * np.eye(K) + (1 - theta)[:, None, None] * xi[:, None, :]
+
+
+def direct_log_likelihood(model, ratings):
+    """log p(ratings_i | class k) = Σ_j log P_j(y_ij | k), from the matrix."""
+    table = label_probabilities(model)
     items, raters = np.nonzero(~np.isnan(ratings))
     labels = ratings[items, raters].astype(int)
-    out = np.zeros((ratings.shape[0], confusion.shape[1]))
-    np.add.at(out, items, np.log(confusion[raters, :, labels]))
+    out = np.zeros((ratings.shape[0], table.shape[1]))
+    np.add.at(out, items, np.log(table[raters, :, labels]))
     return out
+
+
+CROWD_MODELS = {
+    "dawid-skene": DawidSkene(),
+    "one-coin": DawidSkene(confusion="one_coin"),
+    "mace-em": MACE(method="em", n_init=1),
+}
 
 
 # -- the joint EM's math -------------------------------------------------------
 
-@pytest.mark.parametrize("confusion", ["full", "one_coin"])
-def test_posterior_and_objective_equal_the_direct_computation(small, confusion):
+@pytest.mark.parametrize("name", CROWD_MODELS)
+def test_posterior_and_objective_equal_the_direct_computation(small, name):
     """The E-step reads each item's likelihood off the crowd model
     (predict_proba / class_prior_ x the marginal): the fitted posterior_ must
-    be p(k | x_i) Π_j θ_j[k, y_ij] normalised, at the fitted parameters."""
-    clf = CrowdClassifier(crowd_model=DawidSkene(confusion=confusion), max_iter=4)
+    be p(k | x_i) Π_j P_j(y_ij | k) normalised, at the fitted parameters."""
+    clf = CrowdClassifier(crowd_model=CROWD_MODELS[name], max_iter=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(small.features, small.ratings)
     log_joint = (np.log(clf.estimator_.predict_proba(small.features))
-                 + direct_log_likelihood(clf.crowd_model_.confusion_, small.ratings))
+                 + direct_log_likelihood(clf.crowd_model_, small.ratings))
     marginal = logsumexp(log_joint, axis=1)
     assert_allclose(clf.posterior_, np.exp(log_joint - marginal[:, None]), rtol=1e-9,
                     atol=1e-12)
     assert_allclose(clf.objective_history_[-1], marginal.mean(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", CROWD_MODELS)
+def test_rater_m_step_at_the_crowd_optimum_is_a_fixed_point(small, name):
+    """Given a converged crowd model's own posteriors, its M-step from
+    posteriors returns its own parameters."""
+    model = clone(CROWD_MODELS[name]).set_params(tol=1e-13, max_iter=5000,
+                                                 accelerate=False)
+    model.fit(small.ratings)
+    before = label_probabilities(model).copy()
+    step = _mace_refit_raters if isinstance(model, MACE) else _refit_raters
+    step(model, model._encode(small.ratings, reset=False), model.predict_proba(small.ratings))
+    assert_allclose(label_probabilities(model), before, atol=1e-6)
 
 
 @pytest.mark.parametrize("confusion", ["full", "one_coin"])
@@ -122,10 +155,29 @@ def test_map_objective_never_decreases_with_priors(small):
             clf.fit(small.features, small.ratings)
         theta = clf.crowd_model_.confusion_
         log_joint = (np.log(clf.estimator_.predict_proba(small.features))
-                     + direct_log_likelihood(theta, small.ratings))
+                     + direct_log_likelihood(clf.crowd_model_, small.ratings))
         pseudo = np.array([[1.0, 0.5], [0.5, 1.0]])
         values.append(logsumexp(log_joint, axis=1).sum() + np.sum(pseudo * np.log(theta))
                       - np.sum(clf.estimator_.coef_ ** 2) / (2 * 0.5))
+    assert np.all(np.diff(values) >= -1e-9 * np.abs(values[1:])), np.diff(values)
+
+
+def test_mace_map_objective_never_decreases(small):
+    """MACE's EM: the log likelihood plus its smoothing prior, s (log θ +
+    log(1 - θ)) + s Σ_l log ξ_l, after 1, 2, ... iterations."""
+    values = []
+    for n_iter in range(1, 8):
+        clf = CrowdClassifier(LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000),
+                              MACE(method="em", n_init=1), max_iter=n_iter, tol=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(small.features, small.ratings)
+        mace = clf.crowd_model_
+        theta, xi, s = mace.rater_competence_, mace.spam_distribution_, 0.01 / 2
+        log_joint = (np.log(clf.estimator_.predict_proba(small.features))
+                     + direct_log_likelihood(mace, small.ratings))
+        values.append(logsumexp(log_joint, axis=1).sum()
+                      + s * np.sum(np.log(theta) + np.log1p(-theta)) + s * np.sum(np.log(xi)))
     assert np.all(np.diff(values) >= -1e-9 * np.abs(values[1:])), np.diff(values)
 
 
@@ -305,8 +357,10 @@ def test_bad_ratings_are_named(small, ratings, match):
 def test_unsupported_inner_models_are_named(small):
     with pytest.raises(ValueError, match="sample_weight"):
         CrowdClassifier(KNeighborsClassifier()).fit(small.features, small.ratings)
-    with pytest.raises(ValueError, match="crowd_model must be a DawidSkene; got GLAD"):
+    with pytest.raises(ValueError, match="got GLAD"):
         CrowdClassifier(crowd_model=GLAD()).fit(small.features, small.ratings)
+    with pytest.raises(ValueError, match=r"got MACE\(method='vb'\)"):
+        CrowdClassifier(crowd_model=MACE()).fit(small.features, small.ratings)
 
 
 # -- training_set --------------------------------------------------------------
