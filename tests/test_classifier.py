@@ -21,6 +21,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcrowd import GLAD, MACE, CrowdClassifier, DawidSkene, MajorityVote, Ratings, training_set
+from skcrowd._classifier import _as_ratings, _log_marginal, _posterior
 from skcrowd._dawid_skene import _refit_raters
 from skcrowd._mace import _refit_raters as _mace_refit_raters
 from skcrowd.datasets import load_digits_crowd, make_crowd_classification
@@ -238,18 +239,21 @@ def test_trees_are_allowed_without_warning_spam(small):
         tree.predict(small.features) == small.true_labels) - 0.02
 
 
-def test_pure_leaves_against_the_ratings_keep_the_crowd_posterior(small):
-    """A fully grown tree predicts 0 for every class but one; where that
-    class is impossible under the ratings the crowd's posterior is kept
-    instead of a 0/0."""
-    ratings = small.ratings.copy()
-    clf = CrowdClassifier(DecisionTreeClassifier(random_state=0),
-                          DawidSkene(prior_correct=0, prior_wrong=0), max_iter=5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        clf.fit(small.features, ratings)
-    assert np.all(np.isfinite(clf.posterior_))
-    assert_array_equal(ratings, small.ratings)  # the input is not modified
+def test_an_item_the_classifier_rules_out_keeps_the_crowd_posterior(small):
+    """Where the classifier's prior is 0 on every class the ratings allow
+    (a pure leaf of a tree against the raters), the joint is 0 / 0: the
+    item keeps the crowd model's posterior; the other items are the
+    normalised joint."""
+    crowd = DawidSkene().fit(small.ratings)
+    ratings = _as_ratings(small.features, small.ratings)
+    crowd_posterior = crowd.predict_proba(ratings)
+    log_joint = np.log(crowd_posterior) + np.log([0.3, 0.7])
+    log_joint[3] = -np.inf
+    posterior = _posterior(log_joint, _log_marginal(log_joint), crowd, ratings)
+    assert_allclose(posterior[3], crowd_posterior[3])
+    others = np.delete(np.arange(300), 3)
+    expected = crowd_posterior * [0.3, 0.7]
+    assert_allclose(posterior[others], (expected / expected.sum(axis=1, keepdims=True))[others])
 
 
 # -- a scikit-learn classifier ------------------------------------------------
