@@ -14,7 +14,8 @@ strategies  Simulated data where logistic regression is well specified
             sampled from DawidSkene's posteriors, (3) DawidSkene's posteriors
             as weights, (4) the joint EM of CrowdClassifier (Raykar et al.
             2010).  Per strategy over seeds, mean and standard error of: the
-            accuracy on held-out items (against their true labels), the
+            accuracy and log loss on held-out items (against their true
+            labels), the
             relative error ||w - w_true|| / ||w_true|| of the coefficients
             (intercept included), and for (3) and (4) the largest error of
             a rater confusion entry.
@@ -35,6 +36,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
 
 from skcrowd import CrowdClassifier, DawidSkene, MajorityVote, training_set
 from skcrowd.datasets import make_crowd_classification
@@ -66,6 +68,7 @@ def one_seed(seed, n_raters, n_train, n_test):
     row = {}
     for name, clf in fitted.items():
         row[name, "accuracy"] = np.mean(clf.predict(X_test) == y_test)
+        row[name, "log loss"] = log_loss(y_test, clf.predict_proba(X_test))
         row[name, "coef"] = np.linalg.norm(coefficients(clf) - truth) / np.linalg.norm(truth)
     row["posterior weights", "confusion"] = np.abs(crowd.confusion_ - data.confusion).max()
     row["joint EM", "confusion"] = np.abs(joint.crowd_model_.confusion_ - data.confusion).max()
@@ -79,11 +82,12 @@ def strategies(seeds, n_train, n_test):
     for n_raters in (5, 10, 20):
         rows = [one_seed(seed, n_raters, n_train, n_test) for seed in range(seeds)]
         print(f"\n### {n_raters} raters\n")
-        print("| strategy | test accuracy | coefficient error | max confusion error |")
-        print("|---|---|---|---|")
+        print("| strategy | test accuracy | test log loss | coefficient error "
+              "| max confusion error |")
+        print("|---|---|---|---|---|")
         for name in STRATEGIES:
             cells = []
-            for what in ("accuracy", "coef", "confusion"):
+            for what in ("accuracy", "log loss", "coef", "confusion"):
                 values = [r[name, what] for r in rows if (name, what) in r]
                 if not values:
                     cells.append("-")
@@ -92,16 +96,17 @@ def strategies(seeds, n_train, n_test):
                 cells.append(f"{np.mean(values):.4f} ± {se:.4f}")
             print(f"| {name} | " + " | ".join(cells) + " |")
         # paired differences: the claim is an ordering on the same data
-        for better, worse in (("joint EM", "posterior weights"),
-                              ("posterior weights", "sampled label"),
-                              ("sampled label", "majority label"),
-                              ("posterior weights", "majority label")):
-            diff = [r[better, "accuracy"] - r[worse, "accuracy"] for r in rows]
-            se = np.std(diff, ddof=1) / np.sqrt(len(diff))
-            wins = sum(d > 0 for d in diff)
-            ties = sum(d == 0 for d in diff)
-            print(f"- accuracy, {better} - {worse}: {np.mean(diff):+.4f} ± {se:.4f} "
-                  f"(higher in {wins}, equal in {ties} of {len(diff)} seeds)")
+        for what in ("accuracy", "log loss"):
+            for better, worse in (("joint EM", "posterior weights"),
+                                  ("posterior weights", "sampled label"),
+                                  ("sampled label", "majority label"),
+                                  ("posterior weights", "majority label")):
+                diff = [r[better, what] - r[worse, what] for r in rows]
+                se = np.std(diff, ddof=1) / np.sqrt(len(diff))
+                wins = sum(d > 0 for d in diff)
+                ties = sum(d == 0 for d in diff)
+                print(f"- {what}, {better} - {worse}: {np.mean(diff):+.4f} ± {se:.4f} "
+                      f"(higher in {wins}, equal in {ties} of {len(diff)} seeds)")
         iters = [r["joint EM", "n_iter"] for r in rows]
         print(f"- joint EM iterations: median {np.median(iters):.0f}, max {max(iters)}")
 

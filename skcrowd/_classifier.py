@@ -215,12 +215,15 @@ class CrowdClassifier(ClassifierMixin, BaseEstimator):
         Each training item's posterior given its features and ratings.
     n_iter_ : int
     converged_ : bool
-    objective_history_ : ndarray of shape (n_iter_,)
+    objective_history_ : ndarray of shape (``n_iter_``,)
         Mean per item of log p(ratings_i | x_i) = log Σ_k p(k | x_i, w)
         p(ratings_i | k, θ), after each iteration (Raykar et al. 2010's log
         likelihood; EM increases it plus the log priors of θ and w).
     n_features_in_ : int
         Of the estimator.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Of the estimator, when it was fitted on a DataFrame with string
+        column names.
 
     Examples
     --------
@@ -297,7 +300,7 @@ class CrowdClassifier(ClassifierMixin, BaseEstimator):
         history, caught = [], {}
         self.converged_ = False
         for n_iter in range(1, self.max_iter + 1):
-            # M-step (Raykar et al. 2010, sec. 2.2): the classifier on the soft
+            # M-step (Raykar et al. 2010): the classifier on the soft
             # labels, the raters on the expected confusion counts
             with warnings.catch_warnings(record=True) as inner:
                 warnings.simplefilter("always", ConvergenceWarning)
@@ -325,6 +328,12 @@ class CrowdClassifier(ClassifierMixin, BaseEstimator):
         if warm:
             estimator.set_params(warm_start=False)
         self.estimator_, self.crowd_model_ = estimator, crowd
+        # the features are the estimator's: it validated them
+        for name in ("n_features_in_", "feature_names_in_"):
+            if hasattr(estimator, name):
+                setattr(self, name, getattr(estimator, name))
+            else:  # not an earlier fit's
+                self.__dict__.pop(name, None)
         self.posterior_ = posterior
         self.n_iter_ = n_iter
         self.objective_history_ = np.asarray(history)
@@ -401,16 +410,6 @@ class CrowdClassifier(ClassifierMixin, BaseEstimator):
         per_item = _log_marginal(self._log_joint(self.estimator_, self.crowd_model_, X,
                                                  ratings))
         return float(np.average(per_item, weights=sample_weight))
-
-    @property
-    def n_features_in_(self):
-        """Number of features of the fitted estimator."""
-        return self.estimator_.n_features_in_
-
-    @property
-    def feature_names_in_(self):
-        """Feature names of the fitted estimator (when it saw a DataFrame)."""
-        return self.estimator_.feature_names_in_
 
     def _expected_failed_checks(self):
         """scikit-learn checks that do not apply, and why."""

@@ -13,6 +13,7 @@ from scipy.special import logsumexp
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
@@ -202,21 +203,26 @@ def test_recovers_coefficients_and_confusions(recovery):
     assert np.abs(joint.crowd_model_.confusion_ - data.confusion).max() < 0.05
 
 
-def test_held_out_accuracy_order(recovery):
-    """On 20,000 held-out items: joint EM >= posterior weights >= majority
-    labels, each within its sampling error (the gaps are small when the
+def test_held_out_order(recovery):
+    """On 20,000 held-out items: joint EM's probabilities are clearly the
+    best (log loss: the aggregate strategies shrink the coefficients), and
+    its accuracy is at least that of training on the posteriors, which is
+    at least that of majority labels, each up to one standard error of a
+    20,000-item accuracy (the accuracy gaps are under a point when the
     classifier is well specified: see doc/crowd_classifier.rst)."""
     data, n_train = recovery
     X, R = data.features[:n_train], data.ratings[:n_train]
     X_test, y_test = data.features[n_train:], data.true_labels[n_train:]
     crowd = DawidSkene().fit(R)
-    accuracy = {
+    models = {
         "majority": LogisticRegression().fit(
-            *training_set(MajorityVote().fit(R), X, R, strategy="label")).score(X_test, y_test),
-        "weights": LogisticRegression().fit(*training_set(crowd, X, R)).score(X_test, y_test),
-        "joint": CrowdClassifier().fit(X, R).score(X_test, y_test),
+            *training_set(MajorityVote().fit(R), X, R, strategy="label")),
+        "weights": LogisticRegression().fit(*training_set(crowd, X, R)),
+        "joint": CrowdClassifier().fit(X, R),
     }
-    # one binomial standard error of a 20,000-item accuracy near 0.8
+    accuracy = {name: m.score(X_test, y_test) for name, m in models.items()}
+    loss = {name: log_loss(y_test, m.predict_proba(X_test)) for name, m in models.items()}
+    assert loss["joint"] < min(loss["weights"], loss["majority"]) - 0.01, loss
     slack = np.sqrt(0.8 * 0.2 / len(y_test))
     assert accuracy["joint"] >= accuracy["weights"] - slack, accuracy
     assert accuracy["weights"] >= accuracy["majority"] - slack, accuracy
