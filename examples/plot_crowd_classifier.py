@@ -82,7 +82,9 @@ print(f"joint EM: {joint.n_iter_} iterations; largest confusion error "
 # scikit-learn's digits (no download), each labelled by 3 of 20 simulated
 # raters of accuracy 0.5-0.9, 4 of them spammers.  The features go through
 # a ``StandardScaler`` first: CrowdClassifier is a pipeline step like any
-# classifier, with the ratings as ``y``.
+# classifier, with the ratings as ``y``.  Its ``tol=1e-4`` (in the mean
+# log likelihood per item) stops after 10 iterations instead of 20 at the
+# default, with the same held-out accuracy.
 digits = load_digits_crowd(random_state=0)
 order = np.random.default_rng(0).permutation(len(digits.features))
 train, test = order[:1200], order[1200:]
@@ -108,7 +110,7 @@ digit_models = {
     "sampled label": weighted_fit("sample", crowd_d),
     "posterior weights": weighted_fit("weights", crowd_d),
     "joint EM": make_pipeline(
-        StandardScaler(), CrowdClassifier(LogisticRegression(C=0.1, max_iter=500))
+        StandardScaler(), CrowdClassifier(LogisticRegression(C=0.1, max_iter=500), tol=1e-4)
     ).fit(Xd, Rd),
 }
 digit_accuracy = {name: m.score(Xd_test, yd_test) for name, m in digit_models.items()}
