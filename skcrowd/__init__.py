@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 # first use (PEP 562), so ``import skcrowd`` does not load scikit-learn,
 # numba, pandas, Dask or matplotlib before they are needed.
 _SOURCES = {
+    "CrowdClassifier": "._classifier",
     "DawidSkene": "._dawid_skene",
     "GLAD": "._glad",
     "IRT3PL": "._irt",
@@ -24,6 +25,7 @@ _SOURCES = {
     "dawid_skene_prior_grid": "._dawid_skene",
     "lattice": "._irt",
     "lattice_grid": "._irt",
+    "training_set": "._classifier",
 }
 
 _SUBMODULES = {"active", "checks", "cli", "datasets", "metrics", "plotting"}

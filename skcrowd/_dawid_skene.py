@@ -503,3 +503,20 @@ def _softmax(logits):
 def _xlogy(x, y):
     return np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y)))
 
+
+
+def _refit_raters(model, data, posterior):
+    """Dawid & Skene's (1979) M-step from given item posteriors, in place.
+
+    ``model`` is a fitted :class:`DawidSkene`, ``data`` its encoding of the
+    training ratings (``model._encode(ratings, reset=False)``) and
+    ``posterior`` the ``(n_items, n_classes)`` posteriors of those items,
+    wherever they come from: :class:`~skcrowd.CrowdClassifier` passes the
+    posteriors under its classifier's per-item prior (Raykar et al. 2010).
+    The confusion matrices (and π) become the MAP estimates from the
+    expected confusion counts at ``posterior``, as in the fit's own M-step.
+    """
+    stats = model._stats(data, posterior)
+    params = model._global_update(data, model._fitted_params(), stats)
+    model._set_fitted(data, params, {"confusion_counts": stats["confusion_counts"]})
+    return model

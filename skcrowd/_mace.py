@@ -506,3 +506,26 @@ def _chunks(n_items, stats_size):
     ptr.flags.writeable = False
     return ptr
 
+
+
+def _refit_raters(model, data, posterior):
+    """MACE's EM M-step from given item posteriors, in place.
+
+    ``model`` is a fitted :class:`MACE` with ``method="em"``, ``data`` its
+    encoding of the training ratings (``model._encode(ratings,
+    reset=False)``) and ``posterior`` the ``(n_items, n_classes)``
+    posteriors of those items, wherever they come from:
+    :class:`~skcrowd.CrowdClassifier` passes the posteriors under its
+    classifier's per-item prior (Raykar et al. 2010).  The expected counts
+    are the local step's: a rating of label l knew the answer with
+    probability q_il θ / (θ + (1 - θ) ξ_l) (only a rater who gave the true
+    label can have known it); θ, ξ and π follow in closed form.
+    """
+    _, _, know_share = model._cell_tables(model._fitted_params())
+    n_cells = data.n_raters * data.n_classes
+    knew = posterior[data.item, data.label] * know_share[data.cell]
+    stats = {"know": np.bincount(data.cell, weights=knew, minlength=n_cells),
+             "count": np.bincount(data.cell, minlength=n_cells).astype(np.float64),
+             "class_counts": posterior.sum(axis=0)}
+    model._set_fitted(data, model._global_update(data, None, stats), None)
+    return model

@@ -1,5 +1,6 @@
 """Real crowdsourced data sets (``load_*``) and model simulators (``make_*``)."""
 
+from ._classification import load_digits_crowd, make_crowd_classification
 from ._generators import make_dawid_skene
 from ._glad_generator import make_glad
 from ._irt_generator import make_irt
@@ -19,10 +20,12 @@ __all__ = [
     "add_fake_spam",
     "load_bluebirds",
     "load_caries",
+    "load_digits_crowd",
     "load_dog",
     "load_rte",
     "load_trec2010",
     "load_web",
+    "make_crowd_classification",
     "make_dawid_skene",
     "make_glad",
     "make_irt",
