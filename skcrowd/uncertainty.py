@@ -39,12 +39,13 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit, log_expit
+from scipy.special import expit
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ._kernels import _irt as irt_kernels
 from ._kernels import _uncertainty as uncertainty_kernels
 from ._ratings import Ratings
 
@@ -187,37 +188,26 @@ def _dawid_skene_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels)
     probabilities) and, with ``keep_labels``, the classes z drawn jointly.
     """
     J, K, n = data.n_raters, data.n_classes, data.n_items
-    item, rater, label = data.item, data.rater, data.label
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    rater, label = data.rater, data.label
     one_coin = model.confusion == "one_coin"
     pseudo = model._pseudo_counts(K)
     fixed = model.class_prior is not None
     theta = np.array(model.confusion_, dtype=np.float64)
     pi = np.array(model.class_prior_, dtype=np.float64)
-    gold = getattr(data, "gold", None)
-    known = None if gold is None else np.flatnonzero(gold >= 0)
-    cell_base = rater.astype(np.int64) * (K * K) + label
     can_relabel = not one_coin and not fixed and K > 1
     confusion, prior, labels = [], [], []
     proba_sum = np.zeros((n, K))
+    z, post = np.empty(n, dtype=np.int64), np.empty((n, K))
+    counts, class_counts = np.empty((J, K, K)), np.empty(K)
     for sweep in range(n_burnin + n_samples * thin):
-        # z | π, θ: the E-step posterior of every item
+        # z | π, θ: every item's E-step posterior, its class drawn from it,
+        # and the counts of the drawn classes (one pass over the ratings)
         with np.errstate(divide="ignore"):
-            log_theta = np.log(theta)
-            log_post = np.tile(np.log(pi), (n, 1))
-        per_rating = log_theta[rater, :, label]  # (n_ratings, K)
-        for k in range(K):
-            log_post[:, k] += np.bincount(item, weights=per_rating[:, k], minlength=n)
-        log_post -= log_post.max(axis=1, keepdims=True)
-        post = np.exp(log_post)
-        post /= post.sum(axis=1, keepdims=True)
-        if known is not None:
-            post[known] = 0.0
-            post[known, gold[known]] = 1.0
-        cdf = np.cumsum(post, axis=1)
-        z = (rng.random(n)[:, None] * cdf[:, -1:] > cdf).sum(axis=1)
-        z = np.minimum(z, K - 1)
+            log_theta, log_pi = np.log(theta), np.log(pi)
+        uncertainty_kernels.dawid_skene_sweep(item_ptr, rater, label, log_theta, log_pi,
+                                              rng.random(n), z, post, counts, class_counts)
         # θ, π | z: conjugate Dirichlet (Beta for one coin) draws
-        counts = np.bincount(cell_base + z[item] * K, minlength=J * K * K).reshape(J, K, K)
         if one_coin:
             right = np.trace(counts, axis1=1, axis2=2)
             wrong = counts.sum(axis=(1, 2)) - right
@@ -229,7 +219,7 @@ def _dawid_skene_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels)
             theta = rng.standard_gamma(counts + pseudo + 1.0)
             theta /= theta.sum(axis=2, keepdims=True)
         if not fixed:
-            pi = rng.standard_gamma(np.bincount(z, minlength=K) + model.prior_class + 1.0)
+            pi = rng.standard_gamma(class_counts + model.prior_class + 1.0)
             pi /= pi.sum()
         if can_relabel:
             # Relabelling the true classes (two confusion rows, two
@@ -267,26 +257,23 @@ def _dawid_skene_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels)
 def _irt_log_table(model, sens, spec, hyper, grid):
     """``table[g, y, z * M + m]`` = log P(rating y | class z, node m; group g)
     of the IRT-3PL rating model (Carpenter, item-difficulty paper): correct
-    with probability λ_m + (1 - λ_m) σ(δ_m (α^z_g - β_m))."""
+    with probability λ_m + (1 - λ_m) σ(δ_m (α^z_g - β_m)); the fit's own
+    kernel."""
     b, d, log_guess, log_noguess = model._node_values(grid, hyper)
-    alpha = np.stack([spec, sens], axis=1)[:, :, None]  # (G, z, 1)
-    x = d * (alpha - b)  # (G, 2, M)
-    log_right = np.logaddexp(log_guess, log_noguess + log_expit(x))
-    log_wrong = log_noguess + log_expit(-x)
-    G, M = len(sens), len(b)
-    table = np.empty((G, 2, 2 * M))
-    for z in range(2):
-        table[:, z, z * M:(z + 1) * M] = log_right[:, z]
-        table[:, 1 - z, z * M:(z + 1) * M] = log_wrong[:, z]
+    table = np.empty((len(sens), 2, 2 * len(b)))
+    irt_kernels.rating_log_table.pick(table.size)(
+        np.ascontiguousarray(sens, dtype=np.float64), np.ascontiguousarray(spec, dtype=np.float64),
+        np.ascontiguousarray(b, dtype=np.float64), np.ascontiguousarray(d, dtype=np.float64),
+        np.ascontiguousarray(log_guess, dtype=np.float64),
+        np.ascontiguousarray(log_noguess, dtype=np.float64), table)
     return table
 
 
-def _irt_group_loglik(model, W, sens, spec, hyper, grid):
+def _irt_group_loglik(W, table):
     """Each group's log likelihood of its ratings given every item's class
     and node, from ``W[g, y, z * M + m]``, the number of ratings y of group
-    g on items in cell (z, m) (the augmented likelihood of the rater and
-    hyperparameter steps)."""
-    table = _irt_log_table(model, sens, spec, hyper, grid)
+    g on items in cell (z, m), and the log table of the rating model (the
+    augmented likelihood of the rater and hyperparameter steps)."""
     return np.einsum("gyk,gyk->g", W, table)
 
 
@@ -343,10 +330,10 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
 
     draws = {"prior": [], "sens": [], "spec": [], "hyper": []}
     labels, proba_sum = [], np.zeros((data.n_items, 2))
+    table = _irt_log_table(model, sens, spec, hyper, grid)
     for sweep in range(n_burnin + n_samples * thin):
         adapting = sweep < n_burnin
         # (z_i, m_i) | α, π, hyper: exact draw from each pattern's cells
-        table = _irt_log_table(model, sens, spec, hyper, grid)
         with np.errstate(divide="ignore"):
             log_cell = np.concatenate([np.log(1 - pi) + grid[1], np.log(pi) + grid[1]])
         cdf = np.empty((n_patterns, 2 * M))
@@ -366,21 +353,27 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
         # and the hyperparameters given the cells
         W = np.bincount((group * 2 + label) * (2 * M) + cell[item],
                         minlength=n_groups * 4 * M).reshape(n_groups, 2, 2 * M).astype(float)
-        # α | z, m: random-walk Metropolis per group
+        # α | z, m: random-walk Metropolis per group.  ``table`` stays the
+        # table at the current parameters: its rows are per group, so after
+        # a step it is the proposal's rows where accepted.
         if mode != "none":
+            loglik = _irt_group_loglik(W, table)
             for which in (("sens", "spec") if mode == "sens_spec" else ("one",)):
                 current = sens if which in ("sens", "one") else spec
                 key = "sens" if which == "one" else which
                 proposal = current + step[key] * rng.standard_normal(n_groups)
                 new_sens = proposal if which in ("sens", "one") else sens
                 new_spec = proposal if which in ("spec", "one") else spec
-                log_ratio = (_irt_group_loglik(model, W, new_sens, new_spec, hyper, grid)
-                             - _irt_group_loglik(model, W, sens, spec, hyper, grid)
+                trial_table = _irt_log_table(model, new_sens, new_spec, hyper, grid)
+                trial_loglik = _irt_group_loglik(W, trial_table)
+                log_ratio = (trial_loglik - loglik
                              + log_prior_alpha(key, proposal) - log_prior_alpha(key, current))
                 valid = (new_sens + new_spec > 0) if mode == "sens_spec" else proposal > 0
                 with np.errstate(invalid="ignore"):
                     accept = valid & (np.log(rng.random(n_groups)) < log_ratio)
                 current = np.where(accept, proposal, current)
+                table = np.where(accept[:, None, None], trial_table, table)
+                loglik = np.where(accept, trial_loglik, loglik)
                 if which in ("sens", "one"):
                     sens = current
                 if which in ("spec", "one"):
@@ -389,16 +382,15 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
                     step[key] *= np.exp(0.1 * (accept - 0.44))
         # item-population hyperparameters | z, m (learned ones only)
         for h in range(len(names)):
-            old = _irt_group_loglik(model, W, sens, spec, hyper, grid).sum() \
-                + _hyper_log_prior(names, hvec)
+            old = _irt_group_loglik(W, table).sum() + _hyper_log_prior(names, hvec)
             trial = hvec.copy()
             trial[h] += step["hyper"][h] * rng.standard_normal()
             trial_hyper = _hyper_from_vector(names, trial)
-            new = _irt_group_loglik(model, W, sens, spec, trial_hyper, grid).sum() \
-                + _hyper_log_prior(names, trial)
+            trial_table = _irt_log_table(model, sens, spec, trial_hyper, grid)
+            new = _irt_group_loglik(W, trial_table).sum() + _hyper_log_prior(names, trial)
             accept = np.log(rng.random()) < new - old
             if accept:
-                hvec, hyper = trial, trial_hyper
+                hvec, hyper, table = trial, trial_hyper, trial_table
             if adapting:
                 step["hyper"][h] *= np.exp(0.1 * (accept - 0.44))
         kept = sweep - n_burnin

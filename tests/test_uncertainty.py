@@ -50,6 +50,56 @@ def test_pattern_cell_cdf_matches_numpy():
             np.testing.assert_allclose(cdf[p], expected, rtol=1e-12, atol=1e-14)
 
 
+def test_dawid_skene_sweep_matches_numpy():
+    rng = np.random.default_rng(1)
+    n_items, n_raters, K = 30, 5, 3
+    lengths = rng.integers(0, 4, n_items)
+    item_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    item = np.repeat(np.arange(n_items), lengths)
+    rater = rng.integers(0, n_raters, item_ptr[-1]).astype(np.int32)
+    label = rng.integers(0, K, item_ptr[-1]).astype(np.int32)
+    log_theta = np.log(rng.dirichlet(np.ones(K), size=(n_raters, K)))
+    log_prior = np.log(rng.dirichlet(np.ones(K)))
+    uniforms = rng.random(n_items)
+    z, proba = np.empty(n_items, np.int64), np.empty((n_items, K))
+    counts, class_counts = np.empty((n_raters, K, K)), np.empty(K)
+    kernels.dawid_skene_sweep(item_ptr, rater, label, log_theta, log_prior, uniforms, z, proba,
+                              counts, class_counts)
+    log_post = np.tile(log_prior, (n_items, 1))
+    np.add.at(log_post, item, log_theta[rater, :, label])
+    expected = np.exp(log_post - logsumexp(log_post, axis=1, keepdims=True))
+    np.testing.assert_allclose(proba, expected, rtol=1e-12)
+    expected_z = (uniforms[:, None] > np.cumsum(expected, axis=1)).sum(axis=1)
+    np.testing.assert_array_equal(z, expected_z)
+    expected_counts = np.zeros((n_raters, K, K))
+    np.add.at(expected_counts, (rater, expected_z[item], label), 1.0)
+    np.testing.assert_array_equal(counts, expected_counts)
+    np.testing.assert_array_equal(class_counts, np.bincount(expected_z, minlength=K))
+
+
+def test_irt_log_table_is_the_rating_model():
+    """The table the IRT3PL sampler reads, against the rating model written
+    out in numpy: correct with probability λ + (1 - λ) σ(δ (α^z - β))."""
+    from scipy.special import expit
+
+    from skcrowd.uncertainty import _irt_log_table
+
+    model = IRT3PL(learn_item_prior=False)
+    grid = ((np.array([[-1.0, 0.5, 0.0], [0.3, -0.2, 1.0]]), np.log([0.4, 0.6])))
+    hyper = {"difficulty_scale": 1.3, "discrimination_scale": 0.4, "guessing_mean": -1.0,
+             "guessing_scale": 0.8}
+    sens, spec = np.array([1.5, -0.2]), np.array([0.5, 2.0])
+    table = _irt_log_table(model, sens, spec, hyper, grid)
+    nodes = grid[0]
+    b, d = 1.3 * nodes[:, 0], np.exp(0.4 * nodes[:, 1])
+    lam = expit(-1.0 + 0.8 * nodes[:, 2])
+    for g in range(2):
+        for z, alpha in ((0, spec[g]), (1, sens[g])):
+            right = lam + (1 - lam) * expit(d * (alpha - b))
+            np.testing.assert_allclose(table[g, z, z * 2:(z + 1) * 2], np.log(right))
+            np.testing.assert_allclose(table[g, 1 - z, z * 2:(z + 1) * 2], np.log1p(-right))
+
+
 # -- calibration by simulation -------------------------------------------------------
 def test_dawid_skene_gibbs_covers_at_nominal_rates():
     """Simulation-based calibration (Talts et al. 2018), small: parameters
