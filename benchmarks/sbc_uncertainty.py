@@ -14,8 +14,11 @@ raters, hundreds of ratings each).  The DawidSkene rows also compare the
 item probabilities integrated over the posterior with the plug-in ones on
 the true labels (log loss, expected calibration error).
 
-    python benchmarks/sbc_uncertainty.py --model dawid_skene --reps 100
-    python benchmarks/sbc_uncertainty.py --model irt --reps 30
+    python benchmarks/sbc_uncertainty.py --reps 200 --sizes few
+    python benchmarks/sbc_uncertainty.py --reps 100 --sizes many
+    python benchmarks/sbc_uncertainty.py --reps 200 --sizes many --thin 1 --burnin 100
+    python benchmarks/sbc_uncertainty.py --reps 50 --n-samples 40 --method bootstrap
+    python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150
 """
 
 import argparse
@@ -98,7 +101,7 @@ def calibration(proba, truth, n_bins=10):
     return log_loss, ece
 
 
-def run(model_name, method, size, reps, n_samples, seed, thin=1, n_burnin=100):
+def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=None):
     rng = np.random.RandomState(seed)
     hits = {}
     plug, integrated, truths = [], [], []
@@ -150,8 +153,10 @@ def main():
     parser.add_argument("--n-samples", type=int, default=200)
     parser.add_argument("--sizes", default="few,many")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--thin", type=int, default=1)
-    parser.add_argument("--burnin", type=int, default=100)
+    # default: the library's (DawidSkene 200 burn-in sweeps, thin 5;
+    # IRT3PL 100, thin 1)
+    parser.add_argument("--thin", type=int, default=None)
+    parser.add_argument("--burnin", type=int, default=None)
     args = parser.parse_args()
     for size in args.sizes.split(","):
         rows, calib, seconds = run(args.model, args.method, size, args.reps, args.n_samples,
@@ -160,7 +165,8 @@ def main():
         print(f"\n{args.model} method={args.method} size={size} ({n_items} items, "
               f"{n_raters} raters, {per_item} per item, about "
               f"{n_items * per_item // n_raters} ratings per rater), {args.reps} replications, "
-              f"{args.n_samples} draws (thin {args.thin}, burn-in {args.burnin}), {seconds:.0f} s")
+              f"{args.n_samples} draws (thin {args.thin or 'default'}, burn-in "
+              f"{args.burnin if args.burnin is not None else 'default'}), {seconds:.0f} s")
         print(f"{'parameter':<12} {'level':>5} {'coverage':>8} {'± 2 se':>7} {'n':>6}")
         for name, level, rate, se, n in rows:
             flag = "" if abs(rate - level) <= 2 * se else "  <- outside 2 se"

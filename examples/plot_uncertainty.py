@@ -91,11 +91,15 @@ fig.tight_layout()
 # Raters' sensitivity and specificity with intervals
 # --------------------------------------------------
 # :func:`~skcrowd.uncertainty.rater_table` adds ``_lower`` and ``_upper``
-# columns to the model's rater table, computed from the same draws.
+# columns to the model's rater table, computed from the same draws.  In the
+# full model, ``sensitivity_`` is the probability at an item of average
+# difficulty *without guessing*; at the paper's guessing prior (mean 0.5)
+# much of a rater's accuracy comes from guessing, so these are lower and
+# wider than ABC's, where sensitivity is the whole story.
 full, full_draws = kept["full"]
 table = rater_table(full, caries, 0.9, samples=full_draws)
 print(table[["sensitivity", "sensitivity_lower", "sensitivity_upper",
-             "specificity", "specificity_lower", "specificity_upper"]].round(3))
+             "specificity", "specificity_lower", "specificity_upper"]].round(3).to_string())
 
 fig, ax = plt.subplots(figsize=(5, 5))
 for (name, (model, draws)), color in zip(kept.items(), ("C1", "C0")):

@@ -285,8 +285,8 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     m_i as a discrete latent variable (prior: the quadrature weights) has
     conjugate-like conditionals: (z_i, m_i) | α, π is the item's posterior
     over the 2M grid cells (drawn exactly, by pattern); π | z is
-    Beta(2 + Σz, 2 + Σ(1 - z)) (the Beta(2, 2) prior of Carpenter's Stan
-    code); each rater's α^sens (items with z = 1) and α^spec (z = 0) are
+    Beta(2 + Σz, 2 + Σ(1 - z)) (under the model's Beta(2, 2) prior);
+    each rater's α^sens (items with z = 1) and α^spec (z = 0) are
     updated by random-walk Metropolis on its own ratings, vectorised over
     raters, with their normal priors and the spam-line constraint
     α^sens + α^spec > 0; the item-population hyperparameters (when
