@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PUBLIC_MODULES = ["skcrowd", "skcrowd.datasets", "skcrowd.checks", "skcrowd.metrics",
-                  "skcrowd.active", "skcrowd.plotting"]
+                  "skcrowd.active", "skcrowd.plotting", "skcrowd.uncertainty"]
 API_RST = Path(__file__).resolve().parents[1] / "doc" / "api.rst"
 
 

@@ -1,0 +1,181 @@
+"""Simulation-based calibration of skcrowd.uncertainty (Talts et al. 2018).
+
+Each replication draws the global parameters from the model's own prior,
+simulates ratings from its likelihood, fits the model and draws its
+posterior; the central 50% and 90% intervals of the prevalence and of
+every rater parameter must then contain the true value at those rates.
+Coverage is pooled over replications (prevalence) and over raters and
+replications (rater parameters); the binomial standard error is printed
+beside it (for the rater rows it counts replications, not raters, which is
+the conservative count: the raters of one replication share its items).
+
+Two sizes: "few" (many raters, about 9 ratings each) and "many" (few
+raters, hundreds of ratings each).  The DawidSkene rows also compare the
+item probabilities integrated over the posterior with the plug-in ones on
+the true labels (log loss, expected calibration error).
+
+    python benchmarks/sbc_uncertainty.py --reps 200 --sizes few
+    python benchmarks/sbc_uncertainty.py --reps 100 --sizes many
+    python benchmarks/sbc_uncertainty.py --reps 200 --sizes many --thin 1 --burnin 100
+    python benchmarks/sbc_uncertainty.py --reps 50 --n-samples 40 --method bootstrap
+    python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from scipy.special import expit
+from sklearn.exceptions import ConvergenceWarning
+
+from skcrowd import DawidSkene, IRT3PL, Ratings
+from skcrowd.datasets import make_irt
+from skcrowd.datasets._generators import random_design
+from skcrowd.uncertainty import interval, posterior_samples, predict_proba
+
+SIZES = {
+    # n_items, n_raters, ratings_per_item
+    "few": (60, 20, 3),
+    "many": (400, 4, 4),
+}
+LEVELS = (0.5, 0.9)
+
+
+def simulate_dawid_skene(model, n_items, n_raters, per_item, rng):
+    """π, θ from DawidSkene's Dirichlet priors (α = pseudo-count + 1), then
+    ratings from its likelihood."""
+    K = 2
+    pi = rng.dirichlet(np.full(K, model.prior_class + 1.0))
+    pseudo = model._pseudo_counts(K) + 1.0
+    theta = np.stack([[rng.dirichlet(pseudo[k]) for k in range(K)] for _ in range(n_raters)])
+    z = rng.choice(K, size=n_items, p=pi)
+    item, rater = random_design(n_items, n_raters, per_item, rng)
+    u = rng.random(len(item))
+    label = (u > theta[rater, z[item], 0]).astype(int)
+    ratings = Ratings(item, rater, label, item_ids=np.arange(n_items),
+                      rater_ids=np.arange(n_raters))
+    return ratings, z, {"prevalence": pi[1:], "specificity": theta[:, 0, 0],
+                        "sensitivity": theta[:, 1, 1]}
+
+
+def simulate_irt(n_items, n_raters, per_item, rng):
+    """IRT3PL (full, the seed's fixed item priors) from its priors: π ~
+    Beta(2, 2), α^sens ~ N(1, 2²), α^spec ~ N(2, 2²) above the spam line."""
+    pi = rng.beta(2, 2)
+    abilities = np.empty((n_raters, 2))
+    for j in range(n_raters):
+        while True:
+            a = rng.normal([1.0, 2.0], 2.0)
+            if a.sum() > 0:
+                abilities[j] = a
+                break
+    data = make_irt(n_items, n_raters, per_item, tag="full", prevalence=pi,
+                    rater_abilities=abilities, difficulty_scale=1.0,
+                    discrimination_scale=0.25, guessing_mean=0.0,
+                    guessing_scale=float(np.sqrt(2 * (np.pi**2 / 6 - 1))),
+                    random_state=rng.randint(2**31 - 1))
+    return data.ratings, data.true_labels, {"prevalence": np.array([pi]),
+                                            "alpha_sens": abilities[:, 0],
+                                            "alpha_spec": abilities[:, 1]}
+
+
+def drawn(name, samples):
+    if name == "prevalence":
+        return samples["class_prior_"][:, 1:]
+    if name == "specificity":
+        return samples["confusion_"][:, :, 0, 0]
+    if name == "sensitivity":
+        return samples["confusion_"][:, :, 1, 1]
+    return samples[name + "_"]
+
+
+def calibration(proba, truth, n_bins=10):
+    """Log loss and expected calibration error (equal-width bins of the
+    probability of class 1) on the true labels."""
+    p = np.clip(proba[:, 1], 1e-12, 1 - 1e-12)
+    log_loss = -np.mean(np.where(truth == 1, np.log(p), np.log1p(-p)))
+    bins = np.minimum((p * n_bins).astype(int), n_bins - 1)
+    ece = sum(abs(p[bins == b].mean() - truth[bins == b].mean()) * np.mean(bins == b)
+              for b in range(n_bins) if np.any(bins == b))
+    return log_loss, ece
+
+
+def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=None):
+    rng = np.random.RandomState(seed)
+    hits = {}
+    plug, integrated, truths = [], [], []
+    start = time.perf_counter()
+    for _ in range(reps):
+        n_items, n_raters, per_item = SIZES[size]
+        if model_name == "dawid_skene":
+            model = DawidSkene(classes=[0, 1])
+            ratings, z, truth = simulate_dawid_skene(model, n_items, n_raters, per_item, rng)
+        else:
+            model = IRT3PL(learn_item_prior=False, classes=[0, 1], random_state=0)
+            ratings, z, truth = simulate_irt(n_items, n_raters, per_item, rng)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(ratings)
+            options = {} if method == "bootstrap" else {"thin": thin, "n_burnin": n_burnin}
+            samples = posterior_samples(model, ratings, n_samples, method=method,
+                                        random_state=rng, **options)
+        for name, value in truth.items():
+            draws = drawn(name, samples)
+            for level in LEVELS:
+                low, high = interval(draws, level)
+                inside = (low <= value) & (value <= high)
+                hits.setdefault((name, level), []).append(inside)
+        if model_name == "dawid_skene" and size == "few":
+            plug.append(model.predict_proba(ratings))
+            integrated.append(predict_proba(model, ratings, samples=samples))
+            truths.append(z)
+    seconds = time.perf_counter() - start
+    rows = []
+    for (name, level), values in sorted(hits.items()):
+        values = np.concatenate(values)
+        rate = values.mean()
+        se = np.sqrt(level * (1 - level) / reps)
+        rows.append((name, level, rate, se, len(values)))
+    calib = None
+    if plug:
+        truth = np.concatenate(truths)
+        calib = (calibration(np.concatenate(plug), truth),
+                 calibration(np.concatenate(integrated), truth))
+    return rows, calib, seconds
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", choices=["dawid_skene", "irt"], default="dawid_skene")
+    parser.add_argument("--method", default="auto")
+    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--n-samples", type=int, default=200)
+    parser.add_argument("--sizes", default="few,many")
+    parser.add_argument("--seed", type=int, default=0)
+    # default: the library's (DawidSkene 200 burn-in sweeps, thin 5;
+    # IRT3PL 100, thin 1)
+    parser.add_argument("--thin", type=int, default=None)
+    parser.add_argument("--burnin", type=int, default=None)
+    args = parser.parse_args()
+    for size in args.sizes.split(","):
+        rows, calib, seconds = run(args.model, args.method, size, args.reps, args.n_samples,
+                                   args.seed, args.thin, args.burnin)
+        n_items, n_raters, per_item = SIZES[size]
+        print(f"\n{args.model} method={args.method} size={size} ({n_items} items, "
+              f"{n_raters} raters, {per_item} per item, about "
+              f"{n_items * per_item // n_raters} ratings per rater), {args.reps} replications, "
+              f"{args.n_samples} draws (thin {args.thin or 'default'}, burn-in "
+              f"{args.burnin if args.burnin is not None else 'default'}), {seconds:.0f} s")
+        print(f"{'parameter':<12} {'level':>5} {'coverage':>8} {'± 2 se':>7} {'n':>6}")
+        for name, level, rate, se, n in rows:
+            flag = "" if abs(rate - level) <= 2 * se else "  <- outside 2 se"
+            print(f"{name:<12} {level:>5.2f} {rate:>8.3f} {2 * se:>7.3f} {n:>6}{flag}")
+        if calib is not None:
+            (ll_p, ece_p), (ll_i, ece_i) = calib
+            print(f"item probabilities on the true labels: plug-in log loss {ll_p:.4f} "
+                  f"ECE {ece_p:.4f}; integrated log loss {ll_i:.4f} ECE {ece_i:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,799 @@
+"""Posterior uncertainty of a fitted model's global parameters, and item
+labels and probabilities that integrate it.
+
+Every skcrowd model is fitted to a point: a MAP estimate (DawidSkene,
+GLAD, IRT3PL's raters), a marginal-likelihood estimate (IRT3PL's item
+population) or variational means.  Carpenter (item-difficulty paper) answers
+the five tasks of crowdsourcing with posterior distributions instead: the
+prevalence with its interval, each rater's sensitivity and specificity with
+theirs, and gold-standard labels *sampled* from the posterior rather than
+chosen as the most probable.  This module adds that layer on top of a
+fitted model:
+
+- :func:`posterior_samples` draws the global parameters (prevalence, rater
+  parameters, item-population hyperparameters) by
+
+  * ``"gibbs"`` (DawidSkene): exact Markov chain Monte Carlo of the model's
+    own posterior.  The Dirichlet priors are conjugate, so a sweep draws
+    every true class given the parameters, then every confusion row and
+    the prevalence given the classes (Dawid & Skene 1979's complete-data
+    likelihood, sampled instead of maximised);
+  * ``"bootstrap"`` (any iterative model): the fit repeated on items
+    resampled with replacement, each refit started from the fitted model
+    (``init_params``), so it takes a few passes instead of a cold fit.
+    The spread of the refits approximates the posterior when every rater
+    has many ratings; it is too narrow when raters have few (see
+    :ref:`uncertainty`).
+
+- :func:`interval` turns draws into equal-tailed intervals;
+  :func:`prevalence_interval` and :func:`rater_table` give the prevalence
+  and the rater table with interval columns;
+- :func:`predict_proba` averages the item posteriors over the draws
+  (posterior predictive class probabilities), and :func:`sample_labels`
+  draws labels from the full posterior: parameters first, then each item's
+  class given them.
+"""
+
+import copy
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ._kernels import _irt as irt_kernels
+from ._kernels import _uncertainty as uncertainty_kernels
+from ._ratings import Ratings
+
+__all__ = [
+    "effective_sample_size",
+    "interval",
+    "model_at",
+    "posterior_samples",
+    "predict_proba",
+    "prevalence_interval",
+    "rater_table",
+    "sample_labels",
+]
+
+#: The fitted attributes that hold each model's global parameters (the
+#: prevalence, the rater parameters, population hyperparameters): what a
+#: draw replaces.  Derived attributes (``rater_accuracy_``,
+#: ``sensitivity_``) are drawn too, so that tables read them consistently.
+GLOBAL_ATTRIBUTES = {
+    "DawidSkene": ("class_prior_", "confusion_", "rater_accuracy_"),
+    "IRT3PL": ("class_prior_", "alpha_sens_", "alpha_spec_", "sensitivity_",
+               "specificity_", "item_prior_"),
+    "GLAD": ("class_prior_", "rater_ability_"),
+    "MACE": ("class_prior_", "rater_competence_", "spam_distribution_", "rater_accuracy_",
+             "competence_posterior_", "spam_posterior_"),
+}
+
+_METHODS = ("auto", "gibbs", "bootstrap")
+
+
+# -- input --------------------------------------------------------------------
+def _check_model(model):
+    name = type(model).__name__
+    if name not in GLOBAL_ATTRIBUTES:
+        raise ValueError(f"posterior uncertainty is available for {sorted(GLOBAL_ATTRIBUTES)}; "
+                         f"got {name}.")
+    check_is_fitted(model)
+    return name
+
+
+def _check_count(value, name, low=1):
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+    return int(value)
+
+
+def _check_level(level):
+    if isinstance(level, bool) or not isinstance(level, Real) or not 0 < level < 1:
+        raise ValueError(f"the interval level must be a number in (0, 1); got {level!r}.")
+    return float(level)
+
+
+def _reject_unknown(options):
+    if options:
+        raise TypeError(f"unexpected arguments {sorted(options)}.")
+
+
+def _encoded(model, X):
+    """``X`` encoded against the fitted model (raters and classes of the
+    fit); raters the fit has not seen are refused: their parameters have no
+    posterior."""
+    data = model._encode(X, reset=False)
+    if data.n_raters > model.n_features_in_:
+        raise ValueError("X has raters the model was not fitted on; posterior uncertainty "
+                         "needs the ratings the model was fitted to.")
+    return data
+
+
+# -- draws and the model at one draw -----------------------------------------------
+def _attribute_names(model):
+    names = GLOBAL_ATTRIBUTES[type(model).__name__]
+    return tuple(n for n in names if getattr(model, n, None) is not None)
+
+
+def _stack(values):
+    """Draws of one attribute stacked on a leading axis (a dict attribute,
+    such as IRT3PL's ``item_prior_``, as a dict of stacked values)."""
+    if isinstance(values[0], dict):
+        return {k: np.array([v[k] for v in values]) for k in values[0]}
+    return np.stack([np.asarray(v, dtype=np.float64) for v in values])
+
+
+def _n_draws(samples):
+    """The number of draws in ``samples`` (the length of the leading axis)."""
+    return len(samples["class_prior_"])
+
+
+def model_at(model, samples, s):
+    """The fitted model at one posterior draw of its global parameters.
+
+    Parameters
+    ----------
+    model : fitted model
+    samples : dict
+        Draws from :func:`posterior_samples`.
+    s : int
+        Which draw.
+
+    Returns
+    -------
+    model_s : estimator
+        A shallow copy of ``model`` whose global attributes are those of
+        draw ``s``: its ``predict_proba``, ``rater_table`` and ``sample``
+        condition on that draw.  ``model`` itself is not changed.
+
+    Examples
+    --------
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.datasets import load_caries
+    >>> from skcrowd.uncertainty import model_at, posterior_samples
+    >>> ratings = load_caries().ratings
+    >>> model = DawidSkene().fit(ratings)
+    >>> draws = posterior_samples(model, ratings, 10, random_state=0)
+    >>> at = model_at(model, draws, 3)
+    >>> bool((at.confusion_ == draws["confusion_"][3]).all())
+    True
+    """
+    at = copy.copy(model)
+    for name, values in samples.items():
+        if isinstance(values, dict):
+            setattr(at, name, {k: float(v[s]) for k, v in values.items()})
+        else:
+            setattr(at, name, values[s])
+    return at
+
+
+# -- the samplers ------------------------------------------------------------------
+def _dawid_skene_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Gibbs sampling of DawidSkene's posterior p(π, θ, z | X).
+
+    The model's priors are Dirichlet with pseudo-counts α - 1 (that is what
+    MAP-EM's M-step adds), so given the true classes z the posterior of
+    each confusion row θ_{j,k} is Dirichlet(counts + pseudo + 1) and that
+    of π is Dirichlet(class counts + prior_class + 1) (Dawid & Skene 1979's
+    complete-data likelihood); given (π, θ) the items' classes are
+    independent, each from its E-step posterior.  The chain starts at the
+    MAP, inside the mode the fit chose, so it does not wander to a
+    label-permuted mode.  Returns the draws, the running sum of the item
+    posteriors given each draw (Rao-Blackwellised integrated
+    probabilities) and, with ``keep_labels``, the classes z drawn jointly.
+    """
+    J, K, n = data.n_raters, data.n_classes, data.n_items
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    rater, label = data.rater, data.label
+    one_coin = model.confusion == "one_coin"
+    pseudo = model._pseudo_counts(K)
+    fixed = model.class_prior is not None
+    theta = np.array(model.confusion_, dtype=np.float64)
+    pi = np.array(model.class_prior_, dtype=np.float64)
+    can_relabel = not one_coin and not fixed and K > 1
+    confusion, prior, labels = [], [], []
+    proba_sum = np.zeros((n, K))
+    z, post = np.empty(n, dtype=np.int64), np.empty((n, K))
+    counts, class_counts = np.empty((J, K, K)), np.empty(K)
+    for sweep in range(n_burnin + n_samples * thin):
+        # z | π, θ: every item's E-step posterior, its class drawn from it,
+        # and the counts of the drawn classes (one pass over the ratings)
+        with np.errstate(divide="ignore"):
+            log_theta, log_pi = np.log(theta), np.log(pi)
+        uncertainty_kernels.dawid_skene_sweep(item_ptr, rater, label, log_theta, log_pi,
+                                              rng.random(n), z, post, counts, class_counts)
+        # θ, π | z: conjugate Dirichlet (Beta for one coin) draws
+        if one_coin:
+            right = np.trace(counts, axis1=1, axis2=2)
+            wrong = counts.sum(axis=(1, 2)) - right
+            accuracy = rng.beta(right + model.prior_correct + 1, wrong + model.prior_wrong + 1)
+            off = (1 - accuracy) / max(K - 1, 1)
+            theta = np.repeat(np.repeat(off[:, None, None], K, 1), K, 2)
+            theta[:, np.arange(K), np.arange(K)] = accuracy[:, None]
+        else:
+            theta = rng.standard_gamma(counts + pseudo + 1.0)
+            theta /= theta.sum(axis=2, keepdims=True)
+        if not fixed:
+            pi = rng.standard_gamma(class_counts + model.prior_class + 1.0)
+            pi /= pi.sum()
+        if can_relabel:
+            # Relabelling the true classes (two confusion rows, two
+            # prevalences and the items' classes swapped together) leaves
+            # the likelihood unchanged, so the Metropolis ratio of the swap
+            # is the prior ratio.  With many raters the prior makes the
+            # permuted mode negligible and the swap is never taken; with
+            # few, the posterior has both modes and the chain visits both.
+            a, b = rng.choice(K, size=2, replace=False)
+            swapped = theta.copy()
+            swapped[:, [a, b]] = theta[:, [b, a]]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.sum(np.where(pseudo > 0, pseudo * (np.log(swapped) - np.log(theta)),
+                                        0.0))
+            if np.log(rng.random()) < ratio:
+                theta = swapped
+                pi = pi.copy()
+                pi[[a, b]] = pi[[b, a]]
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            confusion.append(theta)
+            prior.append(pi)
+            proba_sum += post
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    confusion, prior = np.stack(confusion), np.stack(prior)
+    samples = {
+        "class_prior_": prior,
+        "confusion_": confusion,
+        "rater_accuracy_": np.einsum("sjkk,sk->sj", confusion, prior),
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
+
+
+def _irt_log_table(model, sens, spec, hyper, grid):
+    """``table[g, y, z * M + m]`` = log P(rating y | class z, node m; group g)
+    of the IRT-3PL rating model (Carpenter, item-difficulty paper): correct
+    with probability λ_m + (1 - λ_m) σ(δ_m (α^z_g - β_m)); the fit's own
+    kernel."""
+    b, d, log_guess, log_noguess = model._node_values(grid, hyper)
+    table = np.empty((len(sens), 2, 2 * len(b)))
+    irt_kernels.rating_log_table.pick(table.size)(
+        np.ascontiguousarray(sens, dtype=np.float64), np.ascontiguousarray(spec, dtype=np.float64),
+        np.ascontiguousarray(b, dtype=np.float64), np.ascontiguousarray(d, dtype=np.float64),
+        np.ascontiguousarray(log_guess, dtype=np.float64),
+        np.ascontiguousarray(log_noguess, dtype=np.float64), table)
+    return table
+
+
+def _irt_group_loglik(W, table):
+    """Each group's log likelihood of its ratings given every item's class
+    and node, from ``W[g, y, z * M + m]``, the number of ratings y of group
+    g on items in cell (z, m), and the log table of the rating model (the
+    augmented likelihood of the rater and hyperparameter steps)."""
+    return np.einsum("gyk,gyk->g", W, table)
+
+
+def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Metropolis-within-Gibbs of IRT3PL's posterior on its quadrature grid.
+
+    The fit integrates each item's class z_i and effects (β_i, δ_i, λ_i)
+    over a Gauss–Hermite grid; the same model with the item's grid node
+    m_i as a discrete latent variable (prior: the quadrature weights) has
+    conjugate-like conditionals: (z_i, m_i) | α, π is the item's posterior
+    over the 2M grid cells (drawn exactly, by pattern); π | z is
+    Beta(2 + Σz, 2 + Σ(1 - z)) (under the model's Beta(2, 2) prior);
+    each rater's α^sens (items with z = 1) and α^spec (z = 0) are
+    updated by random-walk Metropolis on its own ratings, vectorised over
+    raters, with their normal priors and the spam-line constraint
+    α^sens + α^spec > 0; the item-population hyperparameters (when
+    learned) by random-walk Metropolis on every rating.  Proposal scales
+    adapt during burn-in (target acceptance 0.44) and are then fixed.  The
+    chain starts at the fitted MAP.
+    """
+    from ._irt import (ALPHA_ACC_PRIOR, ALPHA_SENS_PRIOR, ALPHA_SPEC_PRIOR,
+                       _hyper_from_vector, _hyper_log_prior, _hyper_vector, _patterns)
+
+    mode = model._rater_mode()
+    grid = model._grid()
+    M = len(grid[1])
+    fitted = model._fitted_params()
+    hyper = dict(fitted["hyper"])
+    names = model._hyper_names() if model.learn_item_prior else []
+    hvec = _hyper_vector(names, hyper)
+    J = data.n_raters
+    n_groups = J if model.rater_effects else 1
+    sens = np.array(fitted["alpha_sens"], dtype=np.float64)[:n_groups].copy()
+    spec = np.array(fitted["alpha_spec"], dtype=np.float64)[:n_groups].copy()
+    pi = float(fitted["prior"])
+    item, label = data.item, data.label.astype(np.int64)
+    group = data.rater.astype(np.int64) if model.rater_effects else np.zeros(len(item), np.int64)
+    # patterns: items with the same ratings share their posterior over cells
+    pat = _patterns(data)
+    of_item, p_ptr, n_patterns = pat["of_item"], pat["ptr"], pat["n_patterns"]
+    p_rating_label = pat["label"]
+    p_rating_group = (pat["rater"] if model.rater_effects
+                      else np.zeros(len(p_rating_label), pat["rater"].dtype))
+    counts = np.bincount(group, minlength=n_groups).astype(np.float64)
+    step = {"sens": 2.0 / np.sqrt(1.0 + 0.25 * counts), "spec": 2.0 / np.sqrt(1.0 + 0.25 * counts),
+            "hyper": np.full(len(names), 0.1)}
+    (ms, ss), (mp, sp), (ma, sa) = ALPHA_SENS_PRIOR, ALPHA_SPEC_PRIOR, ALPHA_ACC_PRIOR
+
+    def log_prior_alpha(which, value):
+        if mode == "one":
+            return -0.5 * ((value - ma) / sa) ** 2
+        m, s = (ms, ss) if which == "sens" else (mp, sp)
+        return -0.5 * ((value - m) / s) ** 2
+
+    draws = {"prior": [], "sens": [], "spec": [], "hyper": []}
+    labels, proba_sum = [], np.zeros((data.n_items, 2))
+    table = _irt_log_table(model, sens, spec, hyper, grid)
+    for sweep in range(n_burnin + n_samples * thin):
+        adapting = sweep < n_burnin
+        # (z_i, m_i) | α, π, hyper: exact draw from each pattern's cells
+        with np.errstate(divide="ignore"):
+            log_cell = np.concatenate([np.log(1 - pi) + grid[1], np.log(pi) + grid[1]])
+        cdf = np.empty((n_patterns, 2 * M))
+        uncertainty_kernels.pattern_cell_cdf.pick(len(p_rating_label) * 2 * M)(
+            p_ptr, p_rating_group, p_rating_label, log_cell, table, cdf)
+        cdf /= cdf[:, -1:]
+        class_proba = np.column_stack([cdf[:, M - 1], 1 - cdf[:, M - 1]])[of_item]
+        flat = (cdf + np.arange(n_patterns)[:, None]).ravel()
+        cell = np.searchsorted(flat, of_item + rng.random(data.n_items) * (1 - 1e-12))
+        cell = np.clip(cell - of_item * 2 * M, 0, 2 * M - 1)
+        z = cell // M
+        # π | z
+        if mode != "none":
+            n1 = int(z.sum())
+            pi = float(rng.beta(2 + n1, 2 + data.n_items - n1))
+        # ratings per (group, label, cell): the sufficient statistics of α
+        # and the hyperparameters given the cells
+        W = np.bincount((group * 2 + label) * (2 * M) + cell[item],
+                        minlength=n_groups * 4 * M).reshape(n_groups, 2, 2 * M).astype(float)
+        # α | z, m: random-walk Metropolis per group.  ``table`` stays the
+        # table at the current parameters: its rows are per group, so after
+        # a step it is the proposal's rows where accepted.
+        if mode != "none":
+            loglik = _irt_group_loglik(W, table)
+            for which in (("sens", "spec") if mode == "sens_spec" else ("one",)):
+                current = sens if which in ("sens", "one") else spec
+                key = "sens" if which == "one" else which
+                proposal = current + step[key] * rng.standard_normal(n_groups)
+                new_sens = proposal if which in ("sens", "one") else sens
+                new_spec = proposal if which in ("spec", "one") else spec
+                trial_table = _irt_log_table(model, new_sens, new_spec, hyper, grid)
+                trial_loglik = _irt_group_loglik(W, trial_table)
+                log_ratio = (trial_loglik - loglik
+                             + log_prior_alpha(key, proposal) - log_prior_alpha(key, current))
+                valid = (new_sens + new_spec > 0) if mode == "sens_spec" else proposal > 0
+                with np.errstate(invalid="ignore"):
+                    accept = valid & (np.log(rng.random(n_groups)) < log_ratio)
+                current = np.where(accept, proposal, current)
+                table = np.where(accept[:, None, None], trial_table, table)
+                loglik = np.where(accept, trial_loglik, loglik)
+                if which in ("sens", "one"):
+                    sens = current
+                if which in ("spec", "one"):
+                    spec = current
+                if adapting:
+                    step[key] *= np.exp(0.1 * (accept - 0.44))
+        # item-population hyperparameters | z, m (learned ones only)
+        for h in range(len(names)):
+            old = _irt_group_loglik(W, table).sum() + _hyper_log_prior(names, hvec)
+            trial = hvec.copy()
+            trial[h] += step["hyper"][h] * rng.standard_normal()
+            trial_hyper = _hyper_from_vector(names, trial)
+            trial_table = _irt_log_table(model, sens, spec, trial_hyper, grid)
+            new = _irt_group_loglik(W, trial_table).sum() + _hyper_log_prior(names, trial)
+            accept = np.log(rng.random()) < new - old
+            if accept:
+                hvec, hyper, table = trial, trial_hyper, trial_table
+            if adapting:
+                step["hyper"][h] *= np.exp(0.1 * (accept - 0.44))
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            draws["prior"].append(pi)
+            draws["sens"].append(np.broadcast_to(sens, (J,)).copy())
+            draws["spec"].append(np.broadcast_to(spec, (J,)).copy())
+            draws["hyper"].append({n: hyper[n] for n in names})
+            proba_sum += class_proba
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    prior = np.array(draws["prior"])
+    alpha_sens, alpha_spec = np.stack(draws["sens"]), np.stack(draws["spec"])
+    samples = {
+        "class_prior_": np.column_stack([1 - prior, prior]),
+        "alpha_sens_": alpha_sens,
+        "alpha_spec_": alpha_spec,
+        "sensitivity_": expit(alpha_sens),
+        "specificity_": expit(alpha_spec),
+        "item_prior_": {n: np.array([h[n] for h in draws["hyper"]]) for n in names},
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
+
+
+def _bootstrap(model, data, n_samples, rng):
+    """Refits of ``model`` to items resampled with replacement, each started
+    from the fitted model (``init_params``) and run to its tolerance.
+
+    Every rater stays in each refit (a rater none of whose items were
+    drawn keeps its prior-only estimate), so draws line up with the fit's
+    raters."""
+    ratings = Ratings._from_sorted(data.item, data.rater, model.classes_[data.label],
+                                   np.arange(data.n_items), model.rater_ids_)
+    names = _attribute_names(model)
+    refit = clone(model).set_params(warm_start=False, verbose=0)
+    if "classes" in refit.get_params():
+        refit.set_params(classes=model.classes_)
+    draws = {name: [] for name in names}
+    for _ in range(n_samples):
+        rows = np.sort(rng.randint(0, data.n_items, size=data.n_items))
+        sample = ratings[rows]
+        sample.item_ids = np.arange(data.n_items)
+        with warnings.catch_warnings():
+            # a refit's tolerance from a warm start is the fit's own
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            refit.fit(sample, init_params=model)
+        for name in names:
+            draws[name].append(copy.deepcopy(getattr(refit, name)))
+    return {name: _stack(values) for name, values in draws.items()}
+
+
+_GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs}
+#: (burn-in sweeps, sweeps per kept draw) when not given: DawidSkene's
+#: chain mixes slowly when raters are close to guessing, and reaches its
+#: nominal coverage by simulation with thin=5 (it under-covers with thin=1;
+#: see doc/uncertainty.rst)
+_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1)}
+
+
+def _resolve_method(name, method):
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {list(_METHODS)}; got {method!r}.")
+    if method == "auto":
+        return "gibbs" if name in _GIBBS else "bootstrap"
+    if method == "gibbs" and name not in _GIBBS:
+        raise ValueError(f"method='gibbs' is for {sorted(_GIBBS)}; use method='bootstrap' "
+                         f"for {name}.")
+    return method
+
+
+def _draw(model, X, n_samples, method, random_state, n_burnin, thin, keep_labels):
+    name = _check_model(model)
+    n_samples = _check_count(n_samples, "n_samples")
+    method = _resolve_method(name, method)
+    default_burnin, default_thin = _CHAIN_DEFAULTS.get(name, (0, 1))
+    n_burnin = _check_count(default_burnin if n_burnin is None else n_burnin, "n_burnin", low=0)
+    thin = _check_count(default_thin if thin is None else thin, "thin")
+    data = _encoded(model, X)
+    rng = check_random_state(random_state)
+    if method == "gibbs":
+        return (data, *_GIBBS[name](model, data, n_samples, n_burnin, thin, rng, keep_labels))
+    return data, _bootstrap(model, data, n_samples, rng), None, None
+
+
+# -- public functions --------------------------------------------------------------
+def posterior_samples(model, X, n_samples=200, *, method="auto", random_state=None,
+                      n_burnin=None, thin=None):
+    """Draws of a fitted model's global parameters from their posterior.
+
+    Parameters
+    ----------
+    model : DawidSkene, IRT3PL, GLAD or MACE
+        A fitted model.
+    X : array-like, sparse matrix, DataFrame or Ratings
+        The ratings the model was fitted to, in any form ``fit`` takes.
+    n_samples : int, default=200
+        Number of draws.
+    method : {"auto", "gibbs", "bootstrap"}, default="auto"
+        ``"gibbs"``: exact MCMC of DawidSkene's posterior (its priors are
+        conjugate); ``"bootstrap"``: refits to items resampled with
+        replacement, warm-started at the fit (any listed model).
+        ``"auto"``: Gibbs for DawidSkene, the bootstrap otherwise.
+    random_state : int, RandomState instance or None, default=None
+    n_burnin : int, default=None
+        Gibbs sweeps discarded before the first draw (the chain starts at
+        the MAP); None: 200 for DawidSkene, 100 for IRT3PL.
+    thin : int, default=None
+        Gibbs sweeps per kept draw; None: 5 for DawidSkene (whose chain
+        mixes slowly when raters are close to guessing), 1 for IRT3PL.
+
+    Returns
+    -------
+    samples : dict
+        One entry per fitted global attribute (``class_prior_``,
+        ``confusion_``, ``sensitivity_``, ...), each an array whose leading
+        axis has ``n_samples`` draws (IRT3PL's ``item_prior_``: a dict of
+        such arrays, one per hyperparameter).
+
+    Examples
+    --------
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.datasets import load_caries
+    >>> from skcrowd.uncertainty import posterior_samples, interval
+    >>> ratings = load_caries().ratings
+    >>> model = DawidSkene().fit(ratings)
+    >>> draws = posterior_samples(model, ratings, n_samples=100, random_state=0)
+    >>> draws["confusion_"].shape
+    (100, 5, 2, 2)
+    >>> low, high = interval(draws["class_prior_"][:, 1], 0.9)
+    >>> bool(low < model.class_prior_[1] < high)
+    True
+    """
+    return _draw(model, X, n_samples, method, random_state, n_burnin, thin, False)[1]
+
+
+def interval(draws, level=0.9):
+    """Equal-tailed posterior interval of each entry of ``draws``.
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_samples, ...)
+        Draws along the leading axis.
+    level : float, default=0.9
+        Posterior mass inside the interval.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape draws.shape[1:]
+        The (1 - level) / 2 and (1 + level) / 2 quantiles.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.uncertainty import interval
+    >>> interval(np.arange(101.0), 0.5)
+    (np.float64(25.0), np.float64(75.0))
+    """
+    level = _check_level(level)
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.ndim == 0 or len(draws) == 0:
+        raise ValueError("draws must have at least one draw along the first axis.")
+    tail = (1 - level) / 2
+    lower, upper = np.quantile(draws, [tail, 1 - tail], axis=0)
+    return lower, upper
+
+
+def effective_sample_size(draws):
+    """Effective sample size of a chain of draws, per entry.
+
+    Geyer's initial positive sequence estimate: n / (1 + 2 Σ ρ_t), summing
+    the autocorrelations in pairs while the pair sums stay positive.  A
+    Gibbs chain whose effective size is a small fraction of its draws
+    mixes slowly (raters close to guessing, few raters): raise ``thin``.
+
+    Parameters
+    ----------
+    draws : array-like of shape (n_samples, ...)
+        Consecutive draws of a chain along the leading axis.
+
+    Returns
+    -------
+    ess : ndarray of shape draws.shape[1:]
+        n_samples for independent draws; smaller for autocorrelated ones
+        (a constant entry gets n_samples).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.uncertainty import effective_sample_size
+    >>> rng = np.random.default_rng(0)
+    >>> chain = np.zeros(2000)
+    >>> for t in range(1, 2000):
+    ...     chain[t] = 0.9 * chain[t - 1] + rng.normal()
+    >>> bool(50 < effective_sample_size(chain) < 250)  # about 2000 / 19
+    True
+    """
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.ndim == 0 or len(draws) < 4:
+        raise ValueError("effective_sample_size needs at least 4 draws along the first axis.")
+    n = len(draws)
+    flat = draws.reshape(n, -1)
+    centred = flat - flat.mean(axis=0)
+    spectrum = np.fft.rfft(centred, 2 * n, axis=0)
+    acov = np.fft.irfft(spectrum * np.conj(spectrum), axis=0)[:n] / n
+    ess = np.full(flat.shape[1], float(n))
+    for c in range(flat.shape[1]):
+        if acov[0, c] <= 0:
+            continue
+        rho = acov[:, c] / acov[0, c]
+        total = 0.0
+        for t in range(0, n - 1, 2):
+            pair = rho[t] + rho[t + 1]
+            if pair <= 0:
+                break
+            total += pair
+        ess[c] = n / max(2 * total - 1, 1e-12)
+    return ess.reshape(draws.shape[1:]) if draws.ndim > 1 else ess[0]
+
+
+def prevalence_interval(model, X, level=0.9, *, samples=None, **kwargs):
+    """Posterior interval of each class's prevalence (``class_prior_``).
+
+    Parameters
+    ----------
+    model : fitted model
+    X : ratings the model was fitted to
+    level : float, default=0.9
+    samples : dict, default=None
+        Draws from :func:`posterior_samples`; drawn here when None (the
+        further keyword arguments go to it).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Indexed by class: ``estimate`` (the fitted prevalence), ``mean``
+        (posterior mean of the draws), ``lower`` and ``upper``.
+
+    Examples
+    --------
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.datasets import load_caries
+    >>> from skcrowd.uncertainty import prevalence_interval
+    >>> ratings = load_caries().ratings
+    >>> model = DawidSkene().fit(ratings)
+    >>> prevalence_interval(model, ratings, random_state=0).columns.tolist()
+    ['estimate', 'mean', 'lower', 'upper']
+    """
+    import pandas as pd
+
+    if samples is None:
+        samples = posterior_samples(model, X, **kwargs)
+    draws = samples["class_prior_"]
+    lower, upper = interval(draws, level)
+    return pd.DataFrame({"estimate": model.class_prior_, "mean": draws.mean(axis=0),
+                         "lower": lower, "upper": upper},
+                        index=pd.Index(model.classes_, name="class"))
+
+
+def rater_table(model, X, interval_level=0.9, *, samples=None, **kwargs):
+    """The model's :meth:`rater_table` with posterior interval columns.
+
+    Every parameter column ``c`` of the table (all but ``n_ratings``) gets
+    ``c_lower`` and ``c_upper``: the equal-tailed interval of the column
+    computed at each draw (the model's own table, evaluated at the drawn
+    parameters, so derived columns such as accuracy are intervals of the
+    derived quantity).
+
+    Parameters
+    ----------
+    model : fitted model
+    X : ratings the model was fitted to
+    interval_level : float, default=0.9
+    samples : dict, default=None
+        Draws from :func:`posterior_samples`; drawn here when None (the
+        further keyword arguments go to it).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+
+    Examples
+    --------
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.datasets import load_caries
+    >>> from skcrowd.uncertainty import rater_table
+    >>> ratings = load_caries().ratings
+    >>> model = DawidSkene().fit(ratings)
+    >>> table = rater_table(model, ratings, 0.9, n_samples=50, random_state=0)
+    >>> bool((table["recall_1_lower"] <= table["recall_1"]).all())
+    True
+    """
+    level = _check_level(interval_level)
+    if samples is None:
+        samples = posterior_samples(model, X, **kwargs)
+    table = model.rater_table()
+    columns = [c for c in table.columns if c != "n_ratings"]
+    per_draw = np.stack([model_at(model, samples, s).rater_table()[columns].to_numpy()
+                         for s in range(_n_draws(samples))])
+    lower, upper = interval(per_draw, level)
+    for i, c in enumerate(columns):
+        table[f"{c}_lower"] = lower[:, i]
+        table[f"{c}_upper"] = upper[:, i]
+    return table
+
+
+def predict_proba(model, X, *, samples=None, **kwargs):
+    """Item posteriors averaged over the posterior of the global parameters.
+
+    ``model.predict_proba`` conditions on the fitted parameters (a
+    plug-in estimate); this averages ``p(z_i | X, draw)`` over the draws,
+    so an item rated by raters with few ratings gets the spread of their
+    parameters, not only their estimate.
+
+    Parameters
+    ----------
+    model : fitted model
+    X : ratings the model was fitted to
+    samples : dict, default=None
+        Draws from :func:`posterior_samples`; drawn here when None (the
+        further keyword arguments go to it).  For DawidSkene's Gibbs
+        sampler, drawing here averages the posteriors inside the chain.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_items, n_classes)
+
+    Examples
+    --------
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.datasets import load_caries
+    >>> from skcrowd.uncertainty import predict_proba
+    >>> ratings = load_caries().ratings
+    >>> model = DawidSkene().fit(ratings)
+    >>> predict_proba(model, ratings, n_samples=50, random_state=0).shape
+    (3869, 2)
+    """
+    if samples is None:
+        options = dict(kwargs)
+        method = options.pop("method", "auto")
+        if _resolve_method(_check_model(model), method) == "gibbs":
+            chain = [options.pop(k, d) for k, d in (("n_samples", 200), ("random_state", None),
+                                                    ("n_burnin", None), ("thin", None))]
+            _reject_unknown(options)
+            return _draw(model, X, chain[0], "gibbs", chain[1], chain[2], chain[3], False)[2]
+        samples = posterior_samples(model, X, method=method, **options)
+    total = None
+    for s in range(_n_draws(samples)):
+        proba = np.asarray(model_at(model, samples, s).predict_proba(X), dtype=np.float64)
+        total = proba if total is None else total + proba
+    return total / _n_draws(samples)
+
+
+def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, **kwargs):
+    """True labels drawn from the full posterior: parameters, then labels.
+
+    For each draw of the global parameters, every item's class is drawn
+    from its posterior given that draw: the joint posterior of the labels,
+    with the raters' uncertainty in it, as Carpenter (item-difficulty
+    paper) recommends for building a training set (rather than each
+    item's most probable label).  DawidSkene's Gibbs sampler draws the
+    labels inside the chain.
+
+    Parameters
+    ----------
+    model : fitted model
+    X : ratings the model was fitted to
+    n_samples : int, default=100
+        Label sets to draw (ignored when ``samples`` is given: one per draw).
+    samples : dict, default=None
+        Draws from :func:`posterior_samples`.
+    random_state : int, RandomState instance or None, default=None
+    **kwargs
+        Passed to :func:`posterior_samples` (``method``, ``n_burnin``, ...).
+
+    Returns
+    -------
+    labels : ndarray of shape (n_samples, n_items)
+        One label set per row, on the scale of ``classes_``.
+
+    Examples
+    --------
+    >>> from skcrowd import DawidSkene
+    >>> from skcrowd.datasets import load_caries
+    >>> from skcrowd.uncertainty import sample_labels
+    >>> ratings = load_caries().ratings
+    >>> model = DawidSkene().fit(ratings)
+    >>> sample_labels(model, ratings, 20, random_state=0).shape
+    (20, 3869)
+    """
+    rng = check_random_state(random_state)
+    if samples is None:
+        method = kwargs.pop("method", "auto")
+        if _resolve_method(_check_model(model), method) == "gibbs":
+            n_burnin, thin = kwargs.pop("n_burnin", None), kwargs.pop("thin", None)
+            _reject_unknown(kwargs)
+            labels = _draw(model, X, n_samples, "gibbs", rng, n_burnin, thin, True)[3]
+            return model.classes_[labels]
+        samples = posterior_samples(model, X, n_samples, method=method, random_state=rng,
+                                    **kwargs)
+    codes = []
+    for s in range(_n_draws(samples)):
+        proba = np.asarray(model_at(model, samples, s).predict_proba(X), dtype=np.float64)
+        cdf = np.cumsum(proba, axis=1)
+        u = rng.random(len(proba))[:, None] * cdf[:, -1:]
+        codes.append(np.minimum((u > cdf).sum(axis=1), proba.shape[1] - 1))
+    return model.classes_[np.stack(codes)]
