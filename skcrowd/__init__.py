@@ -28,7 +28,7 @@ _SOURCES = {
     "training_set": "._classifier",
 }
 
-_SUBMODULES = {"active", "checks", "cli", "datasets", "metrics", "plotting"}
+_SUBMODULES = {"active", "checks", "cli", "datasets", "metrics", "plotting", "uncertainty"}
 
 __all__ = sorted([*_SOURCES, "__version__"])
 
