@@ -19,6 +19,8 @@ ORDER = [
     "plot_ordinal_trec.py",
     "plot_ordinal_spam.py",
     "plot_irt_lattice.py",
+    "plot_uncertainty.py",
+    "plot_crowd_classifier.py",
     "plot_dask.py",
     "plot_benchmark.py",
 ]
