@@ -10,6 +10,9 @@ the backend of their input (:func:`for_input`) or of their encoded data
   statistics reduced (summed) on the workers and no item state here;
 - ``sum_stats(data, function, *args)``: ``function(part, *args)`` of every
   partition (the whole data in memory), summed;
+- ``map_item_state(data, function, restart)``: ``function(partition,
+  state)`` on every partition with restart ``restart``'s item state kept
+  there (Dask only: in memory the loop holds the items' state);
 - ``checkpoint(data)`` / ``restore(data, saved)``: the per-item state that
   a rejected SQUAREM step rolls back (kept on the workers on a cluster; in
   memory the loop keeps its states itself);
@@ -22,7 +25,9 @@ the backend of their input (:func:`for_input`) or of their encoded data
 
 :class:`OnDask` wraps the entry points of ``skcrowd/_dask.py``
 (``is_dask_frame``, ``encode_frame``, ``infer_frame``, ``dask_data`` and the
-methods of its ``DaskRatingData``); see ``doc/architecture.rst``.
+methods ``local_stats``, ``map_sum``, ``map_state``, ``checkpoint``,
+``restore``, ``lockstep`` and ``release`` of its ``DaskRatingData``); see
+``doc/architecture.rst``.
 """
 
 from . import _dask
@@ -69,6 +74,10 @@ class OnDask(InMemory):
         data = _dask.dask_data(data)
         n = data.n_partitions
         return data.map_sum(function, *([arg] * n for arg in args))
+
+    def map_item_state(self, data, function, restart):
+        """The list of ``function(partition, state)`` over the partitions."""
+        return _dask.dask_data(data).map_state(function, restart)
 
     def checkpoint(self, data):
         return _dask.dask_data(data).checkpoint()

@@ -15,7 +15,7 @@ from ._base import (
     item_dirichlet,
     item_ids_of,
 )
-from ._backend import on_workers
+from ._backend import of as backend_of, on_workers
 from ._kernels import _dawid_skene as kernels
 from ._mixins import OnlineEMMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
@@ -458,7 +458,8 @@ class DawidSkene(OnlineEMMixin, WarmStartMixin, CrowdModel):
         elif on_workers(data):
             # the items' posteriors stay on the workers: their counts are a
             # local step's statistics, one more pass at the final parameters
-            self.confusion_counts_ = data.local_stats(self, params)["confusion_counts"]
+            stats = backend_of(data).local_step(self, data, params)[1]
+            self.confusion_counts_ = stats["confusion_counts"]
 
     def _fitted_params(self):
         return {"class_prior": self.class_prior_, "confusion": self.confusion_}

@@ -921,7 +921,7 @@ class OrdinalMixture(WarmStartMixin, CrowdModel):
         self._store(problem, params)
         self.item_mean_ = self.item_std_ = None
         if self.difficulty == "group":
-            tables = problem.data.map_state(_group_table, restart)
+            tables = ON_DASK.map_item_state(problem, _group_table, restart)
             ids = np.concatenate([t[0] for t in tables])
             order = np.argsort(ids, kind="stable")
             self.group_ids_ = ids[order]

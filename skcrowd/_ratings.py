@@ -1395,14 +1395,16 @@ def encode(estimator, X, *, reset, y=None, allow_empty=False):
                 codes = encode_labels(ratings.label, estimator.classes_)
             check_class_count(estimator)
         gold = gold_codes(len(ratings), positions, labels, estimator.classes_)
-    return _encoded(ratings, rater, codes, n_raters or estimator.n_features_in_,
-                    len(estimator.classes_), form, item_name=item_name, gold=gold,
-                    table=table)
+    return encoded_ratings(ratings, rater, codes, n_raters or estimator.n_features_in_,
+                           len(estimator.classes_), form, item_name=item_name, gold=gold,
+                           table=table)
 
 
-def _encoded(ratings, rater, codes, n_raters, n_classes, form, **fields):
+def encoded_ratings(ratings, rater, codes, n_raters, n_classes, form=None, **fields):
     """The one place a :class:`RatingData` is built from a :class:`Ratings`
-    (its items, in order) and the model's rater and label codes."""
+    (its items, in order) and the model's rater and label codes (``fields``:
+    ``item_name``, ``gold``, ``table``).  :func:`encode` and
+    :func:`encode_batch` call it, and so can the Dask partitions."""
     return RatingData(ratings._item, rater, codes, ratings._item_ptr, n_raters=n_raters,
                       n_classes=n_classes, item_ids=ratings.item_ids, form=form,
                       ratings=ratings, **fields)
@@ -1539,8 +1541,8 @@ def encode_batch(estimator, X, y, *, first):
     if y is not None:
         gold = gold_codes(len(ratings), *gold_per_item(
             y, ratings.item_ids, ids_are_rows=form == "matrix"), classes)
-    data = _encoded(ratings, codes.astype(np.int32)[ratings._rater], label_codes,
-                    len(rater_ids), len(classes), "ratings", gold=gold)
+    data = encoded_ratings(ratings, codes.astype(np.int32)[ratings._rater], label_codes,
+                           len(rater_ids), len(classes), "ratings", gold=gold)
     by_position = form == "matrix" and (first or estimator._raters_by_position)
     return data, len(known), rater_ids, classes, by_position
 
