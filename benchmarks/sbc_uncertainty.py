@@ -60,7 +60,7 @@ def simulate_dawid_skene(model, n_items, n_raters, per_item, rng):
 
 
 def simulate_irt(n_items, n_raters, per_item, rng):
-    """IRT3PL (full, the seed's fixed item priors) from its priors: π ~
+    """IRT3PL (full, the paper's fixed item priors) from its priors: π ~
     Beta(2, 2), α^sens ~ N(1, 2²), α^spec ~ N(2, 2²) above the spam line."""
     pi = rng.beta(2, 2)
     abilities = np.empty((n_raters, 2))
