@@ -19,6 +19,7 @@ the true labels (log loss, expected calibration error).
     python benchmarks/sbc_uncertainty.py --reps 200 --sizes many --thin 1 --burnin 100
     python benchmarks/sbc_uncertainty.py --reps 50 --n-samples 40 --method bootstrap
     python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150
+    python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150 --thin 3
 """
 
 import argparse
