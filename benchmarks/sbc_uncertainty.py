@@ -19,6 +19,7 @@ the true labels (log loss, expected calibration error).
     python benchmarks/sbc_uncertainty.py --reps 200 --sizes many --thin 1 --burnin 100
     python benchmarks/sbc_uncertainty.py --reps 50 --n-samples 40 --method bootstrap
     python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150
+    python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150 --thin 3
 """
 
 import argparse
@@ -60,7 +61,7 @@ def simulate_dawid_skene(model, n_items, n_raters, per_item, rng):
 
 
 def simulate_irt(n_items, n_raters, per_item, rng):
-    """IRT3PL (full, the seed's fixed item priors) from its priors: π ~
+    """IRT3PL (full, the paper's fixed item priors) from its priors: π ~
     Beta(2, 2), α^sens ~ N(1, 2²), α^spec ~ N(2, 2²) above the spam line."""
     pi = rng.beta(2, 2)
     abilities = np.empty((n_raters, 2))

@@ -101,14 +101,17 @@ table = rater_table(full, caries, 0.9, samples=full_draws)
 print(table[["sensitivity", "sensitivity_lower", "sensitivity_upper",
              "specificity", "specificity_lower", "specificity_upper"]].round(3).to_string())
 
+# The points are posterior medians (always inside their equal-tailed
+# interval; a MAP need not be).
 fig, ax = plt.subplots(figsize=(5, 5))
 for (name, (model, draws)), color in zip(kept.items(), ("C1", "C0")):
-    t = rater_table(model, caries, 0.9, samples=draws)
-    ax.errorbar(t["specificity"], t["sensitivity"],
-                xerr=[t["specificity"] - t["specificity_lower"],
-                      t["specificity_upper"] - t["specificity"]],
-                yerr=[t["sensitivity"] - t["sensitivity_lower"],
-                      t["sensitivity_upper"] - t["sensitivity"]],
+    centre = {}
+    for which in ("sensitivity", "specificity"):
+        low, high = interval(draws[f"{which}_"], 0.9)
+        median = np.median(draws[f"{which}_"], axis=0)
+        centre[which] = (median, [median - low, high - median])
+    ax.errorbar(centre["specificity"][0], centre["sensitivity"][0],
+                xerr=centre["specificity"][1], yerr=centre["sensitivity"][1],
                 fmt="o", color=color, capsize=3, label=f"IRT3PL {name}")
 ax.set_xlabel("specificity")
 ax.set_ylabel("sensitivity (at an item of average difficulty)")

@@ -13,11 +13,14 @@ fitted model:
 - :func:`posterior_samples` draws the global parameters (prevalence, rater
   parameters, item-population hyperparameters) by
 
-  * ``"gibbs"`` (DawidSkene): exact Markov chain Monte Carlo of the model's
-    own posterior.  The Dirichlet priors are conjugate, so a sweep draws
-    every true class given the parameters, then every confusion row and
-    the prevalence given the classes (Dawid & Skene 1979's complete-data
-    likelihood, sampled instead of maximised);
+  * ``"gibbs"`` (DawidSkene, IRT3PL): Markov chain Monte Carlo of the
+    model's own posterior, started at the fit.  DawidSkene's Dirichlet
+    priors are conjugate, so a sweep draws every true class given the
+    parameters, then every confusion row and the prevalence given the
+    classes (Dawid & Skene 1979's complete-data likelihood, sampled
+    instead of maximised).  IRT3PL's sweep draws every item's class and
+    quadrature node, then the prevalence, and the raters and item
+    population by Metropolis steps (Carpenter, item-difficulty paper);
   * ``"bootstrap"`` (any iterative model): the fit repeated on items
     resampled with replacement, each refit started from the fitted model
     (``init_params``), so it takes a few passes instead of a cold fit.
@@ -45,6 +48,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ._dask import is_dask_frame
 from ._kernels import _irt as irt_kernels
 from ._kernels import _uncertainty as uncertainty_kernels
 from ._ratings import Ratings
@@ -107,6 +111,9 @@ def _encoded(model, X):
     """``X`` encoded against the fitted model (raters and classes of the
     fit); raters the fit has not seen are refused: their parameters have no
     posterior."""
+    if is_dask_frame(X):
+        raise ValueError("posterior uncertainty does not take a dask DataFrame: the chain "
+                         "needs the ratings in memory (pass a Ratings or a matrix).")
     data = model._encode(X, reset=False)
     if data.n_raters > model.n_features_in_:
         raise ValueError("X has raters the model was not fitted on; posterior uncertainty "
@@ -489,10 +496,12 @@ def posterior_samples(model, X, n_samples=200, *, method="auto", random_state=No
     n_samples : int, default=200
         Number of draws.
     method : {"auto", "gibbs", "bootstrap"}, default="auto"
-        ``"gibbs"``: exact MCMC of DawidSkene's posterior (its priors are
-        conjugate); ``"bootstrap"``: refits to items resampled with
-        replacement, warm-started at the fit (any listed model).
-        ``"auto"``: Gibbs for DawidSkene, the bootstrap otherwise.
+        ``"gibbs"``: MCMC of the model's posterior (DawidSkene: Gibbs
+        sampling, its priors are conjugate; IRT3PL: Metropolis-within-Gibbs
+        on its quadrature grid); ``"bootstrap"``: refits to items
+        resampled with replacement, warm-started at the fit (any listed
+        model; too narrow when raters have few ratings).  ``"auto"``:
+        Gibbs for DawidSkene and IRT3PL, the bootstrap for GLAD and MACE.
     random_state : int, RandomState instance or None, default=None
     n_burnin : int, default=None
         Gibbs sweeps discarded before the first draw (the chain starts at

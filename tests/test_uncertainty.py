@@ -253,6 +253,9 @@ def test_bad_input(small):
         interval(np.zeros(5), 1.0)
     with pytest.raises(ValueError, match="at least one draw"):
         interval(np.zeros(0))
+    dd = pytest.importorskip("dask.dataframe")
+    with pytest.raises(ValueError, match="dask"):
+        posterior_samples(model, dd.from_pandas(small.to_long(), npartitions=2), 5)
     other = Ratings(item=[0, 0], rater=[99, 1], label=[0, 1])
     with pytest.raises(ValueError, match="not fitted on|not seen"):
         posterior_samples(model, other, 5)
