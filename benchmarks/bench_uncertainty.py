@@ -21,7 +21,6 @@ import os
 import time
 import warnings
 
-import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from skcrowd import IRT3PL, DawidSkene, lattice

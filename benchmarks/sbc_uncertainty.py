@@ -27,7 +27,6 @@ import time
 import warnings
 
 import numpy as np
-from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 
 from skcrowd import DawidSkene, IRT3PL, Ratings
