@@ -10,7 +10,8 @@ the result is checked: an item (group) in two partitions is a ``ValueError``.
 
 Each iteration then
 
-- sends the global parameters once (one task holds them);
+- sends the global parameters once (one task holds them, which Dask can
+  compute again);
 - runs one task per partition, on any worker (Dask places it where its
   partition is): the model's own local step (one data pass), whose result
   holds the per-item state (warm starts, posteriors) that the partition's
@@ -567,11 +568,11 @@ class DaskRatingData:
 
     Everything the fit keeps on the cluster is Dask's own data, held by the
     client as futures: the partitions (computed from the frame), the model
-    and each iteration's parameters (tasks that hold them), and each
-    partition's item state (the result of its latest step, whose inputs are
-    the partition, the parameters and the previous step).  Its tasks run on
-    any worker; when a worker is lost, Dask computes what it held again from
-    that lineage, so the fit goes on with the same numbers.
+    and each iteration's parameters (tasks that hold them: :func:`_given`),
+    and each partition's item state (the result of its latest step, whose
+    inputs are the partition, the parameters and the previous step).  Its
+    tasks run on any worker; when a worker is lost, Dask computes what it
+    held again from that lineage, so the fit goes on with the same numbers.
     """
 
     def __init__(self, client, parts, n_raters, n_classes, n_ratings, n_items,
@@ -608,7 +609,13 @@ class DaskRatingData:
         client = self.client
         keep = _keeps_item_state(model)
         start = perf_counter()
-        # one task holds the parameters; every partition's step reads them
+        # One task holds the parameters; every partition's step reads them.
+        # Scattered data would have no definition to compute it again from:
+        # a lost worker that held the only copy lost it (the scheduler's
+        # "lost scattered data, which can't be recovered"), and with it the
+        # fit, also when the parameters were broadcast.  A lost item state
+        # is recomputed from earlier steps, which read their own
+        # iteration's parameters.
         params = client.submit(_given, batch, pure=False)
         sent = perf_counter()
         n = self.n_partitions
