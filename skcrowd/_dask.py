@@ -12,10 +12,10 @@ Each iteration then
 
 - sends the global parameters once (one task holds them, which Dask can
   compute again);
-- runs one task per partition, on any worker (Dask places it where its
-  partition is): the model's own local step (one data pass), whose result
-  holds the per-item state (warm starts, posteriors) that the partition's
-  next step reads;
+- runs one task per partition, on the worker that holds the partition (on
+  any other when that one is gone): the model's own local step (one data
+  pass), whose result holds the per-item state (warm starts, posteriors)
+  that the partition's next step reads;
 - sums the small ``stats`` on the workers in a tree (a model may name stats
   combined by their maximum), so that the client receives one set of
   per-rater (per-class, per-group) statistics per iteration;
@@ -576,9 +576,15 @@ class DaskRatingData:
     """
 
     def __init__(self, client, parts, n_raters, n_classes, n_ratings, n_items,
-                 rater_counts):
+                 rater_counts, workers=None):
         self.client = client
         self.parts = parts
+        # Where each partition was encoded: its tasks prefer that worker, and
+        # run on any other when it is gone (allow_other_workers).  Left to
+        # itself the scheduler may place a step elsewhere and move the
+        # partition, or queue the steps as root tasks, without regard to
+        # where their data is.
+        self.workers = [None] * len(parts) if workers is None else list(workers)
         self.n_raters = int(n_raters)
         self.n_classes = int(n_classes)
         self.n_ratings = int(n_ratings)
@@ -594,6 +600,12 @@ class DaskRatingData:
     @property
     def n_partitions(self):
         return len(self.parts)
+
+    def _placement(self, index):
+        """The worker preferred for partition ``index``'s tasks (any other
+        one may run them)."""
+        worker = self.workers[index]
+        return {} if worker is None else {"workers": [worker], "allow_other_workers": True}
 
     def _send_model(self, model):
         # The model (its hyperparameters) goes to the cluster once per fit.
@@ -621,7 +633,8 @@ class DaskRatingData:
         n = self.n_partitions
         previous = {restart: self._states.get(restart, [None] * n) for restart in batch}
         steps = [client.submit(_partition_step, part, self._model_future, params,
-                               {r: previous[r][i] for r in batch}, keep, pure=False)
+                               {r: previous[r][i] for r in batch}, keep,
+                               **self._placement(i), pure=False)
                  for i, part in enumerate(self.parts)]
         futures = ([client.submit(_step_stats, step, pure=False) for step in steps]
                    if keep else steps)
@@ -700,8 +713,9 @@ class DaskRatingData:
         """``fn(partition, state)`` on each partition with restart
         ``restart``'s item state; the list of results."""
         steps = self._states.get(restart, [None] * self.n_partitions)
-        futures = [self.client.submit(_partition_state, part, fn, step, restart, pure=False)
-                   for part, step in zip(self.parts, steps)]
+        futures = [self.client.submit(_partition_state, part, fn, step, restart,
+                                      **self._placement(i), pure=False)
+                   for i, (part, step) in enumerate(zip(self.parts, steps))]
         return _gather(self.client, futures)
 
     def release(self):
@@ -855,8 +869,10 @@ def encode_frame(estimator, frame, **fit_params):
                 f"After shuffling by {key}, an item spans two partitions"
                 + (": an item has ratings in more than one group." if with_groups else ".")
             )
+    who_has = client.who_has(parts)
+    workers = [min(who_has[part.key], default=None) for part in parts]
     data = DaskRatingData(client, parts, len(rater_ids), len(classes), n_ratings, n_items,
-                          None)
+                          None, workers=workers)
     data.rater_counts = data.map_sum(_rater_counts)["counts"]
     set_raters(estimator, rater_ids)
     # every rating is in one partition: the ratings per rater of the frame
