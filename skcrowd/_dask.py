@@ -636,6 +636,15 @@ class DaskRatingData:
                                {r: previous[r][i] for r in batch}, keep,
                                **self._placement(i), pure=False)
                  for i, part in enumerate(self.parts)]
+        if keep:
+            # The new steps are the item state from now on.  Dropping the
+            # earlier ones here lets each worker free a partition's earlier
+            # state as soon as its new step is done (the scheduler keeps it
+            # until then, as the step's input): one state per partition
+            # stays in memory, not two until the iteration ends.
+            for restart in batch:
+                self._states[restart] = steps
+            del previous
         futures = ([client.submit(_step_stats, step, pure=False) for step in steps]
                    if keep else steps)
         reduced = list(futures)
@@ -650,9 +659,6 @@ class DaskRatingData:
             ready = perf_counter()
             result = client.gather(futures)[0]
         end = perf_counter()
-        if keep:
-            for restart in batch:
-                self._states[restart] = steps
         compute = sum(stats.pop("_seconds") for stats in result.values())
         self.iterations.append({"wall": end - start, "compute": compute,
                                 "send": sent - start, "tasks": ready - sent,
