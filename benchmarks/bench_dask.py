@@ -28,7 +28,16 @@ Run (the full run takes several minutes and up to ~8 GB):
 Flags: ``--millions`` sizes (millions of ratings, several allowed; a
 multiple of 0.5), ``--models`` (DawidSkene, OrdinalMixture), ``--workers``
 (worker processes of 1 thread, default 2), ``--iterations`` (fixed
-iterations per fit; default 4 for DawidSkene, 2 for OrdinalMixture).
+iterations per fit; default 4 for DawidSkene, 2 for OrdinalMixture),
+``--paths`` (``memory``, ``dask`` or both, the default).  With ``--paths
+dask`` the script times the Dask path of whichever skcrowd is imported, so
+that two versions compare back to back on the same data:
+
+    PYTHONPATH=/path/to/other/checkout python benchmarks/bench_dask.py --paths dask
+
+Each Dask line also gives every iteration's wall time and its overhead (wall
+time minus the compute per worker: sending, scheduling, waiting, the
+reduction, receiving).
 """
 
 import argparse
@@ -139,8 +148,11 @@ def run_dask(model, n_partitions):
         # waiting for the tasks beyond the workers' compute: scheduling,
         # the reduction tasks, imbalance
         split["other"] = split["tasks"] - split["compute_per_worker"]
+        split["overhead"] = split["wall"] - split["compute_per_worker"]
         workers = client.run(peak_mb)
     return {"per_iteration": split["wall"], "split": split, "setup": total - walls,
+            "walls": [s["wall"] for s in steps],
+            "overheads": [s["wall"] - s["compute"] / N_WORKERS for s in steps],
             "fit_k": total, "client_peak_mb": peak_mb(),
             "worker_peak_mb": sorted(workers.values())}
 
@@ -163,12 +175,18 @@ def child(args):
     print(json.dumps(run(args.model, n_partitions)))
 
 
+def _seconds(values):
+    return "[" + ", ".join(f"{v:.3f}" for v in values) + "]"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--millions", type=float, nargs="*", default=[10, 50])
     parser.add_argument("--models", nargs="*", default=["DawidSkene", "OrdinalMixture"])
     parser.add_argument("--workers", type=int, default=N_WORKERS)
     parser.add_argument("--iterations", type=int, default=None)
+    parser.add_argument("--paths", nargs="*", choices=["memory", "dask"],
+                        default=["memory", "dask"])
     parser.add_argument("--path", choices=["dask", "memory"], help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -181,26 +199,33 @@ def main():
     for millions in args.millions:
         for model in args.models:
             results = {}
-            for path in ("memory", "dask"):
+            for path in args.paths:
                 out = subprocess.run(
                     [sys.executable, __file__, "--path", path, "--model", model,
                      "--millions", str(millions), "--workers", str(args.workers)]
                     + (["--iterations", str(args.iterations)] if args.iterations else []),
                     capture_output=True, text=True, check=True)
                 results[path] = json.loads(out.stdout.strip().splitlines()[-1])
-            memory, dask = results["memory"], results["dask"]
-            split = dask["split"]
-            print(f"{model}, {millions:g}M ratings: in memory {memory['per_iteration']:.2f} s "
-                  f"per iteration (client peak {memory['client_peak_mb']:.0f} MB); "
-                  f"Dask {dask['per_iteration']:.2f} s per iteration = compute "
-                  f"{split['compute_per_worker']:.2f} s per worker "
-                  f"({split['compute_per_partition'] * 1000:.0f} ms per partition) + send "
-                  f"{split['send'] * 1000:.1f} ms + receive {split['receive'] * 1000:.1f} ms "
-                  f"+ scheduling/waiting {split['other']:.2f} s; setup {dask['setup']:.1f} s; "
-                  f"peak memory: client {dask['client_peak_mb']:.0f} MB, workers "
-                  f"{', '.join(f'{m:.0f}' for m in dask['worker_peak_mb'])} MB; "
-                  f"ratio Dask / memory {dask['per_iteration'] / memory['per_iteration']:.2f}",
-                  flush=True)
+            memory, dask = results.get("memory"), results.get("dask")
+            line = f"{model}, {millions:g}M ratings:"
+            if memory:
+                line += (f" in memory {memory['per_iteration']:.2f} s per iteration (client "
+                         f"peak {memory['client_peak_mb']:.0f} MB);")
+            if dask:
+                split = dask["split"]
+                line += (f" Dask {dask['per_iteration']:.2f} s per iteration = compute "
+                         f"{split['compute_per_worker']:.2f} s per worker "
+                         f"({split['compute_per_partition'] * 1000:.0f} ms per partition) + send "
+                         f"{split['send'] * 1000:.1f} ms + receive {split['receive'] * 1000:.1f} ms "
+                         f"+ scheduling/waiting {split['other']:.2f} s (overhead "
+                         f"{split['overhead']:.3f} s); setup {dask['setup']:.1f} s; "
+                         f"peak memory: client {dask['client_peak_mb']:.0f} MB, workers "
+                         f"{', '.join(f'{m:.0f}' for m in dask['worker_peak_mb'])} MB; "
+                         f"each iteration's wall {_seconds(dask['walls'])} s, overhead "
+                         f"{_seconds(dask['overheads'])} s")
+            if memory and dask:
+                line += f"; ratio Dask / memory {dask['per_iteration'] / memory['per_iteration']:.2f}"
+            print(line, flush=True)
     print(f"uptime: {os.popen('uptime').read().strip()}", flush=True)
 
 

@@ -1,4 +1,4 @@
-"""Scale-out on Dask (DESIGN §9): the fit loop over partitions of items.
+"""Scale-out on Dask: the fit loop over partitions of items.
 
 ``fit`` accepts a dask DataFrame in long form (columns ``item``, ``rater``,
 ``label``, or crowd-kit's ``task``, ``worker``, ``label``; OrdinalMixture
@@ -10,10 +10,12 @@ the result is checked: an item (group) in two partitions is a ``ValueError``.
 
 Each iteration then
 
-- scatters the global parameters once (to every worker);
-- runs one task per partition, pinned to the worker that holds it: the
-  model's own local step (one data pass), whose per-item state (warm starts,
-  posteriors) stays in that worker's memory for the next iteration;
+- sends the global parameters once (one task holds them, which Dask can
+  compute again);
+- runs one task per partition, on the worker that holds the partition (on
+  any other when that one is gone): the model's own local step (one data
+  pass), whose result holds the per-item state (warm starts, posteriors)
+  that the partition's next step reads;
 - sums the small ``stats`` on the workers in a tree (a model may name stats
   combined by their maximum), so that the client receives one set of
   per-rater (per-class, per-group) statistics per iteration;
@@ -25,12 +27,18 @@ tasks: one task per partition serves every restart still running.
 Item-level results come back as dask collections (``predict_proba`` /
 ``predict`` / ``score_samples`` via ``map_partitions``).  Dask is imported
 only when a dask collection is passed.
+
+Everything a fit keeps on the cluster is Dask-managed data with a lineage
+(see :class:`DaskRatingData`), so a worker lost during a fit costs a
+recomputation of what it held, and the fit ends with the same numbers; a
+fit that cannot go on (its client closed, no worker left) raises a
+RuntimeError instead of waiting.
 """
 
+import contextlib
 import functools
-import itertools
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from functools import reduce
 from numbers import Integral, Real
 from time import perf_counter
@@ -49,12 +57,6 @@ COLUMNS = CONVENTIONS[0]
 #: Partial sums are combined on the workers in groups of this many.
 FAN_IN = 8
 
-#: Per-item state of running fits, in each worker process's memory, by
-#: (fit token, partition index, restart).
-_STATE = {}
-#: Item state saved by DaskRatingData.checkpoint, by fit token and restart.
-_CHECKPOINTS = {}
-_TOKENS = itertools.count()
 
 
 def is_dask_frame(X):
@@ -380,9 +382,15 @@ def _combine_batches(maxima, *batches):
     return {r: _combine([b[r] for b in batches], maxima) for r in batches[0]}
 
 
+def _keeps_item_state(model):
+    """Whether ``model``'s local step keeps per-item state from one
+    iteration to the next (GLAD's warm starts, OrdinalMixture's factors)."""
+    return hasattr(model, "_dask_step") or bool(getattr(model, "_dask_item_state", ()))
+
+
 def _model_step(model, part, params, state):
     """The model's local step on one partition: its stats for the client and
-    the per-item state to keep on the worker.
+    the per-item state for the partition's next step.
 
     A model with its own Dask step (``_dask_step``, OrdinalMixture) runs it;
     a model with per-item warm starts (``_dask_item_state``, GLAD's b) gets
@@ -397,59 +405,146 @@ def _model_step(model, part, params, state):
     return stats, {key: stats.pop(key) for key in keys} or None
 
 
-def _partition_step(part, model, batch, token):
+def _given(value):
+    """``value`` itself, as a task: data sent this way (the model, each
+    iteration's parameters) is held in the task's definition by the
+    scheduler, so that Dask can compute it again on any worker when the
+    workers that held it are lost.  Data sent with ``scatter`` has no such
+    definition: lost with its workers, it cannot be recomputed."""
+    return value
+
+
+def _previous_state(step, restart):
+    """Restart ``restart``'s item state in a partition's earlier step (the
+    result of :func:`_partition_step`), or None at the restart's start."""
+    return None if step is None else step[1][restart]
+
+
+def _partition_step(part, model, batch, previous, keep):
     """One iteration's task on one partition: the local step of every
-    restart in ``batch`` (``{restart: params}``), their item state kept here."""
-    out = {}
+    restart in ``batch`` (``{restart: params}``) from its item state in
+    ``previous`` (``{restart: earlier step or None}``).  Returns the stats
+    by restart, and with ``keep`` also the new item states by restart: the
+    task's result is then the next step's input.  A pure function of its
+    arguments, so that Dask may recompute it on another worker (a kernel
+    never changes its inputs: a state is replaced by a step, not updated)."""
+    stats, states = {}, {}
     for restart, params in batch.items():
-        key = (token, part.index, restart)
         start = perf_counter()
-        stats, state = _model_step(model, part, params, _STATE.get(key))
-        stats["_seconds"] = perf_counter() - start
-        _STATE[key] = state
-        out[restart] = stats
-    return out
+        stats[restart], states[restart] = _model_step(
+            model, part, params, _previous_state(previous.get(restart), restart))
+        stats[restart]["_seconds"] = perf_counter() - start
+    return (stats, states) if keep else stats
+
+
+def _step_stats(step):
+    """The stats of a step that also holds item state: the small part that
+    the reduction moves between workers."""
+    return step[0]
 
 
 def _partition_call(part, fn, *args):
     return fn(part.data, *args)
 
 
-def _partition_state(part, token, restart, fn):
-    return fn(part, _STATE.get((token, part.index, restart)))
+def _partition_state(part, fn, step, restart):
+    return fn(part, _previous_state(step, restart))
 
 
-def _drop_state(token):
-    for key in [k for k in _STATE if k[0] == token]:
-        del _STATE[key]
-    _CHECKPOINTS.pop(token, None)
+#: Seconds between two looks at the cluster while the client waits for an
+#: iteration's tasks, and how long the cluster may have no worker at all
+#: before the fit stops.
+POLL_SECONDS = 2.0
+NO_WORKERS_TIMEOUT = 50.0
+
+_RERUN_HINT = ("Start the cluster again (or connect a new Client) and fit again; the fit "
+               "keeps its state on the cluster, so it cannot go on from where it stopped.")
 
 
-def _checkpoint_state(token, restart):
-    """Remember the item state of ``restart`` (all restarts when None)."""
-    _CHECKPOINTS.setdefault(token, {})[restart] = {
-        key: state for key, state in _STATE.items()
-        if key[0] == token and (restart is None or key[2] == restart)}
+def _cluster_error(what, error=None):
+    """The RuntimeError of a fit that cannot go on because of the cluster."""
+    detail = f" ({type(error).__name__}: {error})" if error is not None else ""
+    return RuntimeError(f"The Dask fit cannot go on: {what}{detail}. {_RERUN_HINT}")
 
 
-def _restore_state(token, restart):
-    saved = _CHECKPOINTS.get(token, {}).pop(restart, {})
-    _STATE.update(saved)
+def _check_cluster(client, idle_since):
+    """Raise when the client is closed or the cluster has had no worker for
+    :data:`NO_WORKERS_TIMEOUT` seconds; returns since when there is no worker
+    (None while there are workers)."""
+    if client.status not in ("running", "connecting"):
+        raise _cluster_error(f"the Client is {client.status} (the scheduler was closed or "
+                             "the connection to it was lost)")
+    try:
+        n_workers = len(client.nthreads())
+    except Exception as error:  # the scheduler did not answer
+        raise _cluster_error("the scheduler does not answer", error) from None
+    if n_workers:
+        return None
+    now = perf_counter()
+    if idle_since is None:
+        return now
+    if now - idle_since > NO_WORKERS_TIMEOUT:
+        raise _cluster_error(f"the cluster has had no worker for {NO_WORKERS_TIMEOUT:g} s "
+                             "(every worker left or died, and none came back)")
+    return idle_since
+
+
+def _await(client, futures):
+    """Wait for ``futures``; a lost worker only delays them (Dask computes
+    its tasks again elsewhere), but a closed client or a cluster without
+    workers raises a RuntimeError within a bounded time instead of waiting
+    forever."""
+    from distributed import wait
+
+    idle_since = None
+    while True:
+        try:
+            wait(futures, timeout=POLL_SECONDS)
+            return
+        except TimeoutError:
+            idle_since = _check_cluster(client, idle_since)
+
+
+def _cluster_failure(error):
+    """The RuntimeError for ``error`` when it is the cluster's own (a closed
+    client or scheduler, cancelled tasks, a lost connection, a task that
+    killed the workers it ran on), else None (the model's own errors)."""
+    from distributed import KilledWorker
+
+    if isinstance(error, KilledWorker):
+        return _cluster_error("a task's worker died each time it ran the task (too little "
+                              "memory per worker?)", error)
+    if isinstance(error, (CancelledError, OSError)):  # CommClosedError is an OSError
+        return _cluster_error("its tasks were cancelled or the connection to the cluster "
+                              "was lost", error)
+    return None
+
+
+@contextlib.contextmanager
+def _released_on_error(futures):
+    """Release ``futures`` when the block raises, and raise a failure of the
+    cluster as :func:`_cluster_failure`'s RuntimeError.  The client keeps a
+    task's error with its future, and the error's traceback holds the frames
+    that hold the futures: unreleased, a failed fit's partitions stayed on
+    the cluster (and in ``client.futures``) for the client's lifetime."""
+    try:
+        yield
+    except BaseException as error:
+        for future in futures:
+            future.release()
+        failure = _cluster_failure(error)
+        if failure is None:
+            raise
+        raise failure from None
 
 
 def _gather(client, futures, also=()):
-    """``client.gather(futures)``; when a task failed, ``futures`` and
-    ``also`` (what they were computed from) are released before the error
-    is raised.  The client keeps a task's error with its future, and the
-    error's traceback holds the frames that hold the futures: unreleased,
-    a failed fit's partitions stayed on the cluster (and in
-    ``client.futures``) for the client's lifetime."""
-    try:
+    """``client.gather(futures)`` once they are done (:func:`_await`); when a
+    task failed, ``futures`` and ``also`` (what they were computed from) are
+    released before the error is raised (:func:`_released_on_error`)."""
+    with _released_on_error([*futures, *also]):
+        _await(client, futures)
         return client.gather(futures)
-    except BaseException:
-        for future in [*futures, *also]:
-            future.release()
-        raise
 
 
 def dask_data(data):
@@ -471,21 +566,35 @@ class DaskRatingData:
     compute time of its tasks, and the seconds the client spent sending the
     parameters, waiting for the tasks and the reduction, and receiving the
     statistics.
+
+    Everything the fit keeps on the cluster is Dask's own data, held by the
+    client as futures: the partitions (computed from the frame), the model
+    and each iteration's parameters (tasks that hold them: :func:`_given`),
+    and each partition's item state (the result of its latest step, whose
+    inputs are the partition, the parameters and the previous step).  Its
+    tasks run on any worker; when a worker is lost, Dask computes what it
+    held again from that lineage, so the fit goes on with the same numbers.
     """
 
-    def __init__(self, client, parts, workers, n_raters, n_classes, n_ratings, n_items,
-                 rater_counts):
+    def __init__(self, client, parts, n_raters, n_classes, n_ratings, n_items,
+                 rater_counts, workers=None):
         self.client = client
         self.parts = parts
-        self.workers = workers
+        # Where each partition was encoded: its tasks prefer that worker, and
+        # run on any other when it is gone (allow_other_workers).  Left to
+        # itself the scheduler may place a step elsewhere and move the
+        # partition, or queue the steps as root tasks, without regard to
+        # where their data is.
+        self.workers = [None] * len(parts) if workers is None else list(workers)
         self.n_raters = int(n_raters)
         self.n_classes = int(n_classes)
         self.n_ratings = int(n_ratings)
         self.n_items = int(n_items)
         self.rater_counts = rater_counts
-        self.token = f"skcrowd-{next(_TOKENS)}-{id(self)}"
         self.iterations = []
         self._model = self._model_future = None
+        #: restart -> each partition's latest step (a future holding its item state)
+        self._states = {}
         self._lockstep = None
         self._thread = threading.local()  # the restart a lockstep thread runs
 
@@ -493,11 +602,17 @@ class DaskRatingData:
     def n_partitions(self):
         return len(self.parts)
 
+    def _placement(self, index):
+        """The worker preferred for partition ``index``'s tasks (any other
+        one may run them)."""
+        worker = self.workers[index]
+        return {} if worker is None else {"workers": [worker], "allow_other_workers": True}
+
     def _send_model(self, model):
-        # The model (its hyperparameters) goes to the workers once per fit.
+        # The model (its hyperparameters) goes to the cluster once per fit.
         if self._model is not model:
             self._model = model
-            self._model_future = self.client.scatter(model, broadcast=True, hash=False)
+            self._model_future = self.client.submit(_given, model, pure=False)
 
     def run_batch(self, model, batch):
         """One task per partition runs the local step of every restart in
@@ -505,26 +620,45 @@ class DaskRatingData:
         stats combined over the partitions in a tree on the workers."""
         self._send_model(model)
         client = self.client
+        keep = _keeps_item_state(model)
         start = perf_counter()
-        # a list, so that the dict travels as one object
-        params = client.scatter([batch], broadcast=True, hash=False)[0]
+        # One task holds the parameters; every partition's step reads them.
+        # Scattered data would have no definition to compute it again from:
+        # a lost worker that held the only copy lost it (the scheduler's
+        # "lost scattered data, which can't be recovered"), and with it the
+        # fit, also when the parameters were broadcast.  A lost item state
+        # is recomputed from earlier steps, which read their own
+        # iteration's parameters.
+        params = client.submit(_given, batch, pure=False)
         sent = perf_counter()
-        futures = [client.submit(_partition_step, part, self._model_future, params,
-                                 self.token, workers=[worker], allow_other_workers=False,
-                                 pure=False)
-                   for part, worker in zip(self.parts, self.workers)]
-        steps = futures
+        n = self.n_partitions
+        previous = {restart: self._states.get(restart, [None] * n) for restart in batch}
+        steps = [client.submit(_partition_step, part, self._model_future, params,
+                               {r: previous[r][i] for r in batch}, keep,
+                               **self._placement(i), pure=False)
+                 for i, part in enumerate(self.parts)]
+        if keep:
+            # The new steps are the item state from now on.  Dropping the
+            # earlier ones here lets each worker free a partition's earlier
+            # state as soon as its new step is done (the scheduler keeps it
+            # until then, as the step's input): one state per partition
+            # stays in memory, not two until the iteration ends.
+            for restart in batch:
+                self._states[restart] = steps
+            del previous
+        futures = ([client.submit(_step_stats, step, pure=False) for step in steps]
+                   if keep else steps)
+        reduced = list(futures)
         maxima = tuple(getattr(model, "_stats_maxima", ()))
         while len(futures) > 1:
             futures = [client.submit(_combine_batches, maxima, *futures[i:i + FAN_IN],
                                      pure=False)
                        for i in range(0, len(futures), FAN_IN)]
-            steps = steps + futures
-        from distributed import wait
-
-        wait(futures[0])
-        ready = perf_counter()
-        result = _gather(client, futures, also=[params, *steps])[0]
+            reduced = reduced + futures
+        with _released_on_error([params, *steps, *reduced]):
+            _await(client, futures)
+            ready = perf_counter()
+            result = client.gather(futures)[0]
         end = perf_counter()
         compute = sum(stats.pop("_seconds") for stats in result.values())
         self.iterations.append({"wall": end - start, "compute": compute,
@@ -562,18 +696,19 @@ class DaskRatingData:
             self._lockstep = None
 
     def checkpoint(self):
-        """Save the partitions' item state (of the calling restart in
-        :meth:`lockstep`), to go back to it when the fit loop rejects an
-        extrapolated step; states are replaced, never changed, by a step, so
-        this keeps references, not copies."""
+        """Remember the partitions' item state (of the calling restart in
+        :meth:`lockstep`, else of every restart), to go back to it when the
+        fit loop rejects an extrapolated step.  A step replaces the state, so
+        this keeps the futures of the latest steps: no round trip."""
         restart = getattr(self._thread, "restart", None)
-        self.client.run(_checkpoint_state, self.token, restart)
+        saved = {r: steps for r, steps in self._states.items()
+                 if restart is None or r == restart}
         # never None (the loop's "nothing to restore"), outside lockstep too
-        return ("checkpoint", restart)
+        return ("checkpoint", restart, saved)
 
     def restore(self, checkpoint):
         """Go back to the item state saved by :meth:`checkpoint`."""
-        self.client.run(_restore_state, self.token, checkpoint[1])
+        self._states.update(checkpoint[2])
 
     def map_sum(self, fn, *per_part_args):
         """``fn(part_data, *args)`` on each partition (args given per partition), summed."""
@@ -583,17 +718,20 @@ class DaskRatingData:
 
     def map_state(self, fn, restart):
         """``fn(partition, state)`` on each partition with restart
-        ``restart``'s item state kept there; the list of results."""
-        futures = [self.client.submit(_partition_state, part, self.token, restart, fn,
-                                      workers=[worker], allow_other_workers=False, pure=False)
-                   for part, worker in zip(self.parts, self.workers)]
+        ``restart``'s item state; the list of results."""
+        steps = self._states.get(restart, [None] * self.n_partitions)
+        futures = [self.client.submit(_partition_state, part, fn, step, restart,
+                                      **self._placement(i), pure=False)
+                   for i, (part, step) in enumerate(zip(self.parts, steps))]
         return _gather(self.client, futures)
 
     def release(self):
-        """Drop the item state of this fit from the workers, and the fit's
-        partitions (once the fit has ended, failed or not)."""
-        self.client.run(_drop_state, self.token)
-        for future in [*self.parts, *filter(None, [self._model_future])]:
+        """Drop the fit's item state, model and partitions from the cluster
+        (once the fit has ended, failed or not)."""
+        states = [step for steps in self._states.values() for step in steps
+                  if step is not None]
+        self._states = {}
+        for future in [*states, *self.parts, *filter(None, [self._model_future])]:
             future.release()
 
 
@@ -738,11 +876,10 @@ def encode_frame(estimator, frame, **fit_params):
                 f"After shuffling by {key}, an item spans two partitions"
                 + (": an item has ratings in more than one group." if with_groups else ".")
             )
-    # Each partition's tasks run where it lives (its item state stays there).
     who_has = client.who_has(parts)
-    workers = [sorted(who_has[part.key])[0] for part in parts]
-    data = DaskRatingData(client, parts, workers, len(rater_ids), len(classes), n_ratings,
-                          n_items, None)
+    workers = [min(who_has[part.key], default=None) for part in parts]
+    data = DaskRatingData(client, parts, len(rater_ids), len(classes), n_ratings, n_items,
+                          None, workers=workers)
     data.rater_counts = data.map_sum(_rater_counts)["counts"]
     set_raters(estimator, rater_ids)
     # every rating is in one partition: the ratings per rater of the frame

@@ -110,8 +110,8 @@ def test_irt_on_dask_equals_in_memory(client):
 def test_glad_on_dask_equals_in_memory(client, init):
     """GLAD's per-item difficulties stay on the workers as warm starts; the
     ridge step needs only their sum, so the fit is the in-memory one,
-    rejected extrapolations included (the workers go back to the item state
-    of the checkpoint, as the in-memory loop goes back to its fallback)."""
+    rejected extrapolations included (the fit goes back to the partitions'
+    steps of the checkpoint, as the in-memory loop goes back to its fallback)."""
     from skcrowd.datasets import make_glad
 
     ratings = make_glad(n_items=2000, n_raters=30, ratings_per_item=5, random_state=0).ratings
@@ -204,7 +204,8 @@ def test_a_label_dtype_that_is_never_a_label_is_refused_as_in_memory(client):
 
 def test_worker_processes(graded):
     """Once with separate worker processes: data, model and stats cross
-    process boundaries by pickling; item state stays in each process."""
+    process boundaries by pickling, and so does item state when a step runs
+    on another worker than the one before."""
     import dask
 
     ratings = make_dawid_skene(n_items=500, n_raters=10, ratings_per_item=4,
@@ -215,7 +216,7 @@ def test_worker_processes(graded):
         with distributed.Client(cluster):
             model = DawidSkene().fit(long_frame(ratings, npartitions=2))
             proba = aligned(model.predict_proba(long_frame(ratings, npartitions=2)), ratings)
-            # GLAD's warm starts live in the worker processes between tasks
+            # GLAD's warm starts are the results of each partition's steps
             glad = GLAD().fit(long_frame(ratings, npartitions=3))
             mace = MACE(random_state=0).fit(long_frame(ratings, npartitions=2))
             caries = load_caries().ratings
