@@ -46,10 +46,10 @@ from time import perf_counter
 import numpy as np
 
 from ._columns import class_columns
-from ._ratings import (NO_RATINGS, RatingData, Ratings, _as_label_array, _categories,
-                       _kept_label_dtype, _unique_codes, check_groups_present, encode_labels,
-                       fit_classes, long_columns, mixed_groups_error, mixed_ids_error,
-                       set_raters, show)
+from ._ratings import (NO_RATINGS, RatingData, Ratings, as_label_array, check_groups_present,
+                       encode_labels, fit_classes, kept_label_dtype, label_categories,
+                       long_columns, mixed_groups_error, mixed_ids_error, set_raters, show,
+                       unique_codes)
 
 #: The column conventions of a long-form frame: skcrowd's, then crowd-kit's.
 CONVENTIONS = (("item", "rater", "label"), ("task", "worker", "label"))
@@ -102,7 +102,7 @@ def _standard_frame(estimator, frame, extra=()):
     # the shuffle (complex numbers: "P2P failed during transfer phase").
     dtype = frame.dtypes[names[2]]
     if isinstance(dtype, np.dtype):
-        _as_label_array(np.empty(0, dtype=dtype))
+        as_label_array(np.empty(0, dtype=dtype))
     # The in-memory rules: crowd-kit's names are renamed, other columns
     # dropped, and a row without a label is not a rating.
     columns = dict(zip(names, COLUMNS))
@@ -211,11 +211,11 @@ def _check_column(name, values):
     """The in-memory check of the values of one standard column: labels,
     OrdinalMixture's groups, or item / rater ids (the same errors)."""
     if name == "label":
-        _as_label_array(values)
+        as_label_array(values)
     elif name == "group":
         _unique_groups(values)
     else:
-        _unique_codes(values, what=name)
+        unique_codes(values, what=name)
 
 
 def _unique_groups(values):
@@ -834,10 +834,10 @@ def encode_frame(estimator, frame, **fit_params):
     # categorical column's categories name the scale (levels nobody used
     # included), and integer or boolean labels are int64, uint64 or bool
     # whatever the column's width (see _ratings.encode and _rated_labels).
-    values = _as_label_array(labels.to_numpy())  # as the in-memory Ratings reads them
-    kept = _kept_label_dtype([labels])
+    values = as_label_array(labels.to_numpy())  # as the in-memory Ratings reads them
+    kept = kept_label_dtype([labels])
     values = values if kept is None else values.astype(kept)
-    fit_classes(estimator, values, _categories([labels]))
+    fit_classes(estimator, values, label_categories([labels]))
     classes = estimator.classes_
     # A label outside classes= is the in-memory error, found here from the
     # distinct labels rather than in every partition's task (each failing

@@ -1698,9 +1698,3 @@ def fixed_class_prior(values, classes, allowed=""):
         )
     return prior
 
-
-# The names under which skcrowd/_dask.py imports these functions.
-_as_label_array = as_label_array
-_categories = label_categories
-_kept_label_dtype = kept_label_dtype
-_unique_codes = unique_codes
