@@ -37,6 +37,7 @@ def e_step_numpy(item_ptr, label, cell, log_prior, evidence, off, gain, know_sha
     # term Σ_n off, the same for every class, enters the normaliser only
     joint = np.bincount(item * n_classes + label, weights=gain[cell],
                         minlength=n_items * n_classes).reshape(n_items, n_classes)
+    joint = joint.astype(np.float64, copy=False)  # (int64 when there are no items)
     joint += log_prior
     if evidence.shape[0] > 0:
         joint += evidence
