@@ -304,41 +304,16 @@ def test_kernel_path_picks_by_size_and_can_be_forced():
             pass
 
 
-def test_default_threads_leave_a_busy_core_alone():
-    """With another process spinning on one of the cores, a fit at the
-    default n_jobs runs on the cores left (never fewer than one)."""
-    import os
-    import subprocess
-    import sys
-    import time
-
-    import numba
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    assert 1 <= _config.default_threads() <= numba.get_num_threads()
-    if _config._others_running() is None:
-        pytest.skip("no count of running threads on this platform")
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(0.5)  # until it runs
-        assert _config._others_running() >= 1
-        assert _config.default_threads() <= max(1, cores - 1)
-        with _config.numba_threads(None):
-            assert numba.get_num_threads() <= max(1, cores - 1)
-    finally:
-        busy.kill()
-        busy.wait()
-
-
 def test_omp_wait_policy_is_not_left_in_the_environment():
-    """The passive wait policy is set while numba starts its threads only:
-    the user's environment (set or not) is what children see afterwards."""
+    """The passive wait policy is set while numba starts its threads only
+    (at the first fit, not at import): the user's environment (set or not)
+    is what children see afterwards."""
     import os
     import subprocess
     import sys
 
-    code = ("import os, skcrowd._kernels._config; "
-            "print(os.environ.get('OMP_WAIT_POLICY', 'unset'))")
+    code = ("import os, numba; from skcrowd._kernels import _config; _config.start_threads(); "
+            "numba.get_num_threads(); print(os.environ.get('OMP_WAIT_POLICY', 'unset'))")
     for value in (None, "ACTIVE"):
         env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
         if value is not None:
@@ -384,3 +359,24 @@ def test_mace_kernels_numpy_twins_match_compiled(small_any_k, variational):
         results.append([post, ll, know_out, class_out, *counts])
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_numpy_twins_take_no_items():
+    """A Dask partition can hold no items: the twins return empty outputs."""
+    from skcrowd._kernels import _mace
+
+    K, J = 2, 3
+    item_ptr, none = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    chunk_ptr = np.zeros(2, dtype=np.int64)
+    tables = [np.full(J * K, -0.5), np.full(J * K, 0.3), np.full(J * K, 0.4)]
+    know, klass = np.full((1, J * K), np.nan), np.full((1, K), np.nan)
+    _mace.e_step.numpy(item_ptr, none, none, np.log([0.5, 0.5]), np.zeros((0, K)), *tables,
+                       chunk_ptr, np.empty((0, K)), np.empty(0), know, klass)
+    np.testing.assert_array_equal(know, 0.0)
+    np.testing.assert_array_equal(klass, 0.0)
+    counts, klass = np.full((1, K, J * K), np.nan), np.full((1, K), np.nan)
+    _dawid_skene.e_step.numpy(item_ptr.view(np.uint64), none.view(np.uint32), np.log([0.5, 0.5]),
+                              np.zeros((0, K)), np.zeros((K, J * K)), chunk_ptr,
+                              np.empty((0, K)), np.empty(0), counts, klass)
+    np.testing.assert_array_equal(counts, 0.0)
+    np.testing.assert_array_equal(klass, 0.0)

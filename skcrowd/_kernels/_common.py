@@ -9,7 +9,7 @@ from numba import prange
 from numba.core import types as nb_types
 from numba.extending import intrinsic
 
-from ._config import jit, use_numpy, with_numpy_twin
+from ._config import jit, start_threads, use_numpy, with_numpy_twin
 
 #: below this many ratings a parallel kernel costs more to launch than it saves
 PARALLEL_MIN_RATINGS = 100_000
@@ -41,7 +41,10 @@ def serial_and_parallel(func=None, *, numpy=None, parallel_min=None):
         if numpy is not None and use_numpy(n_ratings):
             return numpy
         threshold = PARALLEL_MIN_RATINGS if parallel_min is None else parallel_min
-        if n_ratings >= threshold and numba.get_num_threads() > 1:
+        if n_ratings < threshold:
+            return serial
+        start_threads()
+        if numba.get_num_threads() > 1:
             return parallel
         return serial
 

@@ -3,9 +3,7 @@
 * :func:`jit` is the one decorator of the compiled kernels: ``nogil``,
   cached on disk where the cache can be written (:func:`cache_dir`).
 * numba's OpenMP threads wait for work passively (:func:`start_threads`),
-  so that they do not spin on a core that another process needs, and a fit
-  at the default ``n_jobs`` uses only the cores that no other process is
-  running on (:func:`numba_threads`).
+  so that they do not spin on a core that another process needs.
 * Below :data:`NUMPY_MAX_RATINGS` ratings a kernel that has a vectorised
   numpy twin runs the twin: a small fit then never waits for numba's
   compiler (several seconds per model with an empty cache), and the twin
@@ -164,78 +162,51 @@ def jit(func=None, **options):
     return dispatcher
 
 
+_threads_started = False
+
+
 def start_threads():
     """Start numba's thread pool with OpenMP's passive wait policy, unless
     the user chose a policy (``OMP_WAIT_POLICY``) or the pool runs already.
+    Called before skcrowd first asks numba about threads (the first fit),
+    not at import: a process that forks after importing skcrowd keeps
+    libgomp unstarted, as before.
 
     libgomp's default keeps an idle thread spinning for a while after each
     parallel region.  With another process on one of two cores, the
     spinning thread took CPU from the thread doing the work: a GLAD fit on
-    50,000 ratings took 1.23 s at 2 threads against 0.81 s at one (0.55 s
-    with passive waiting), see doc/first_run.rst.  The policy is read once,
+    50,000 ratings took 1.23 s at 2 threads against 0.81 s at one; waiting
+    passively, 0.37 s against 0.64 s (doc/first_run.rst).  The policy is read once,
     when libgomp starts, so it is set for that moment only: child processes
     and libraries loaded later see the user's environment unchanged.
     """
+    global _threads_started
+    if _threads_started:
+        return
+    _threads_started = True
     if "OMP_WAIT_POLICY" in os.environ:
-        numba.get_num_threads()  # starts the pool
         return
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     try:
-        numba.get_num_threads()
+        numba.get_num_threads()  # starts the pool
     finally:
         del os.environ["OMP_WAIT_POLICY"]
-
-
-start_threads()
-
-
-def _others_running():
-    """How many threads of other processes are running or waiting to run
-    now (Linux: the kernel's count in /proc/loadavg, less this thread),
-    the least of three readings so that a passing process is not counted;
-    None where that count is not available."""
-    try:
-        counts = []
-        for _ in range(3):
-            with open("/proc/loadavg") as f:
-                counts.append(int(f.read().split()[3].split("/")[0]))
-    except (OSError, ValueError, IndexError):
-        return None
-    return max(0, min(counts) - 1)
-
-
-def default_threads():
-    """numba threads for a fit at ``n_jobs=None``: the current setting, at
-    most the cores that other processes leave free (at least one).
-
-    A parallel region splits its items evenly between the threads; when
-    another process holds a core, the thread sharing it finishes its half
-    late, and every region waits for it.  The regions of a fit are short
-    (a few ms, about a scheduler time slice), so a fit at two threads was
-    slower than at one (Dawid-Skene on 500,000 ratings: 0.090 s against
-    0.060 s).  Kernels give the same results for any number of threads.
-    """
-    current = numba.get_num_threads()
-    others = _others_running()
-    if others is None or current == 1:
-        return current
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(current, cores - others))
 
 
 @contextmanager
 def numba_threads(n_jobs):
     """Run the enclosed kernels on ``n_jobs`` numba threads, then restore.
 
-    ``None``: :func:`default_threads` (the current setting, less the cores
-    that other processes are running on); negative values count back from
-    the number of cores as in joblib (-1 = all).
+    ``None`` keeps the current setting; negative values count back from the
+    number of cores as in joblib (-1 = all).  Starts numba's threads first
+    (:func:`start_threads`).
     """
-    available = numba.config.NUMBA_NUM_THREADS
+    start_threads()
     if n_jobs is None:
-        n = default_threads()
-    else:
-        n = n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
+        yield
+        return
+    available = numba.config.NUMBA_NUM_THREADS
+    n = n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
     previous = numba.get_num_threads()
     numba.set_num_threads(min(n, available))
     try:

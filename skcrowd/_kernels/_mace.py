@@ -35,10 +35,10 @@ def e_step_numpy(item_ptr, label, cell, log_prior, evidence, off, gain, know_sha
     item = rating_items(item_ptr)
     # log π_k + evidence + Σ_n gain over the ratings with label k; the spam
     # term Σ_n off, the same for every class, enters the normaliser only
-    # (bincount of no ratings is an int64 array: a partition without items)
     joint = np.bincount(item * n_classes + label, weights=gain[cell],
-                        minlength=n_items * n_classes).astype(np.float64)
-    joint = joint.reshape(n_items, n_classes) + log_prior
+                        minlength=n_items * n_classes).reshape(n_items, n_classes)
+    joint = joint.astype(np.float64, copy=False)  # (int64 when there are no items)
+    joint += log_prior
     if evidence.shape[0] > 0:
         joint += evidence
     spam = np.bincount(item, weights=off[cell], minlength=n_items)
