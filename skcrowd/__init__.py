@@ -4,6 +4,7 @@ Infer the true label of each item from the ratings of several imperfect
 raters, and measure the raters and the items.
 """
 
+from ._auto import AutoCrowd
 from ._baselines import MajorityVote, MeanRating, MedianRating
 from ._dawid_skene import DawidSkene, dawid_skene_prior_grid
 from ._glad import GLAD
@@ -15,6 +16,7 @@ from ._ratings import Ratings
 __version__ = "0.1.0"
 
 __all__ = [
+    "AutoCrowd",
     "DawidSkene",
     "GLAD",
     "IRT3PL",
