@@ -60,9 +60,9 @@ default="learn"
         pseudo-counts), uniform and fixed (the paper), or given and held
         fixed.  Learned by default: with the prevalence held uniform, on
         imbalanced data (85-90% of the items in one class, 3 ratings per
-        item) the spam distributions absorb the majority class, a
-        higher-bound optimum whose labels fall 10-25 points below majority
-        vote (:ref:`mace-imbalanced`).
+        item) the spam distributions absorb the majority class, and the
+        labels fall 10-25 points below majority vote
+        (:ref:`mace-imbalanced`).
     prior_class : float, default=1.0
         Dirichlet pseudo-count on each class when ``class_prior="learn"``.
     classes : array-like, default=None
