@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 # first use (PEP 562), so ``import skcrowd`` does not load scikit-learn,
 # numba, pandas, Dask or matplotlib before they are needed.
 _SOURCES = {
+    "AutoCrowd": "._auto",
     "CrowdClassifier": "._classifier",
     "DawidSkene": "._dawid_skene",
     "GLAD": "._glad",

@@ -56,9 +56,14 @@ class MACE(OnlineEMMixin, WarmStartMixin, CrowdModel):
         (``"em"`` only).  ``None``: 0.01 / n_classes, as in the authors'
         code.
     class_prior : {"uniform", "learn"} or array-like of shape (n_classes,), \
-default="uniform"
-        Prevalence of the true classes: uniform and fixed (the paper), learned
-        (MAP, with ``prior_class`` pseudo-counts), or given and held fixed.
+default="learn"
+        Prevalence of the true classes: learned (MAP, with ``prior_class``
+        pseudo-counts), uniform and fixed (the paper), or given and held
+        fixed.  Learned by default: with the prevalence held uniform, on
+        imbalanced data (85-90% of the items in one class, 3 ratings per
+        item) the spam distributions absorb the majority class, and the
+        labels fall 10-25 points below majority vote
+        (:ref:`mace-imbalanced`).
     prior_class : float, default=1.0
         Dirichlet pseudo-count on each class when ``class_prior="learn"``.
     classes : array-like, default=None
@@ -185,7 +190,7 @@ default="uniform"
         prior_spamming=0.5,
         prior_strategy=10.0,
         smoothing=None,
-        class_prior="uniform",
+        class_prior="learn",
         prior_class=1.0,
         classes=None,
         unknown_raters="error",

@@ -252,7 +252,7 @@ def test_learned_class_prior_recovers_prevalence():
     np.testing.assert_allclose(model.class_prior_, [0.6, 0.3, 0.1], atol=0.02)
     fixed = MACE(class_prior=[0.5, 0.3, 0.2], n_init=1).fit(data.ratings)
     np.testing.assert_array_equal(fixed.class_prior_, [0.5, 0.3, 0.2])
-    uniform = MACE(n_init=1).fit(data.ratings)
+    uniform = MACE(class_prior="uniform", n_init=1).fit(data.ratings)
     np.testing.assert_allclose(uniform.class_prior_, np.full(3, 1 / 3))
     with pytest.raises(ValueError, match="class_prior"):
         MACE(class_prior=[0.5, 0.5]).fit(data.ratings[:100])

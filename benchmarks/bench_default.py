@@ -1,0 +1,378 @@
+"""The default estimator (AutoCrowd) against every model, on synthetic crowds
+that reproduce the known failures of single models, and on the shipped sets.
+
+    python benchmarks/bench_default.py                  # everything
+    python benchmarks/bench_default.py --only synthetic # the simulated crowds
+    python benchmarks/bench_default.py --only shipped   # the shipped sets with gold
+    python benchmarks/bench_default.py --only cost      # AutoCrowd's cost / DawidSkene's
+    python benchmarks/bench_default.py --only mace      # MACE on imbalanced crowds
+
+caries has no gold: it is in the cost table only.
+
+The crowds (each a function ``crowd(seed, small=False)`` returning
+``(Ratings, true_labels)``; ``small=True`` is the size the tests use):
+
+sparse        many raters with a handful of ratings each (as many raters as
+              items, activity falling as rank^-0.5: most raters give 1-5
+              ratings), 2 classes (75% / 25%), 5 ratings per item, one-coin
+              raters 0.55-0.95 right (entity linking style)
+many_classes  K = 8 or 10 (alternating with the seed), 2-3 ratings per
+              item, 60 raters with a Dawid-Skene confusion, accuracy 0.4-0.9
+imbalanced    88% of the items in one class, 3 ratings per item, 30 raters
+difficulty    IRT-style items (IRT3PL "full": difficulty, discrimination
+              and guessing per item), 2 classes, 5 ratings per item
+schools       40 ratings per item, raters in three camps: a camp of 40%
+              and two of 30% that each read a different third of the items
+              the other way (consistently, so a camp is not noise)
+spammers      25% of the raters answer from one fixed distribution whatever
+              the truth, 3 classes, 4 ratings per item
+dawid_skene   a well-behaved Dawid-Skene crowd: 3 classes, 5 ratings per
+              item, 30 raters, accuracy 0.6-0.95
+
+Every model at its defaults (``random_state=0``), crowd-kit 1.4.2's methods
+where it is installed (its defaults), and AutoCrowd.  Accuracy on all the
+items (the simulated truth) or on the gold items (shipped sets).
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from skcrowd import (GLAD, IRT3PL, MACE, AutoCrowd, DawidSkene,  # noqa: E402
+                     MajorityVote, Ratings)
+from skcrowd.datasets import (load_bluebirds, load_caries, load_dog,  # noqa: E402
+                              load_rte, load_web, make_dawid_skene, make_irt)
+
+# -- the crowds ------------------------------------------------------------------
+
+
+def _ratings(item, rater, label, n_items):
+    return Ratings(item, rater, label, item_ids=np.arange(n_items))
+
+
+def sparse_raters(seed, small=False):
+    """Many raters, most with a handful of ratings (Zipf-like activity)."""
+    rng = np.random.default_rng(seed)
+    n_items, n_raters, per_item = (400, 400, 5) if small else (1500, 1500, 5)
+    truth = (rng.random(n_items) < 0.75).astype(np.int64)
+    activity = 1.0 / np.arange(1, n_raters + 1) ** 0.5
+    activity /= activity.sum()
+    accuracy = rng.uniform(0.55, 0.95, n_raters)
+    item = np.repeat(np.arange(n_items), per_item)
+    rater = np.concatenate([rng.choice(n_raters, per_item, replace=False, p=activity)
+                            for _ in range(n_items)])
+    right = rng.random(item.size) < accuracy[rater]
+    label = np.where(right, truth[item], 1 - truth[item])
+    return _ratings(item, rater, label, n_items), truth
+
+
+def many_classes(seed, small=False):
+    """K = 8 or 10, 2-3 ratings per item, 60 raters."""
+    n_classes = 8 if seed % 2 == 0 else 10
+    n_items = 400 if small else 1500
+    data = make_dawid_skene(n_items, 60, 3, n_classes, accuracy=(0.4, 0.9),
+                            class_prior=np.full(n_classes, 1 / n_classes), random_state=seed)
+    # drop one rating of half the items: 2-3 ratings per item
+    rng = np.random.default_rng(seed)
+    R = data.ratings
+    first = np.flatnonzero(np.r_[True, R.item[1:] != R.item[:-1]])
+    drop = first[rng.random(first.size) < 0.5]
+    keep = np.ones(R.n_ratings, dtype=bool)
+    keep[drop] = False
+    return (_ratings(R.item[keep], R.rater[keep], R.label[keep], len(R)), data.true_labels)
+
+
+def imbalanced(seed, small=False):
+    """88% prevalence, 3 ratings per item."""
+    data = make_dawid_skene(400 if small else 1500, 30, 3, 2, accuracy=(0.6, 0.95),
+                            class_prior=[0.88, 0.12], random_state=seed)
+    return data.ratings, data.true_labels
+
+
+def difficulty(seed, small=False):
+    """Items that differ in difficulty, discrimination and guessing."""
+    data = make_irt(400 if small else 1500, 20, 5, tag="full", prevalence=0.4,
+                    difficulty_scale=1.5, random_state=seed)
+    return data.ratings, data.true_labels
+
+
+def schools(seed, small=False):
+    """Three camps of raters; each minority camp reads its own third of the
+    items the other way, consistently."""
+    rng = np.random.default_rng(seed)
+    n_items, n_raters, per_item = (200, 50, 40) if small else (600, 50, 40)
+    truth = rng.integers(0, 2, n_items)
+    camp = np.repeat([0, 1, 2], [20, 15, 15])
+    third = rng.integers(0, 3, n_items)  # items camp 1 (third 1) or 2 (third 2) reverse
+    view = np.repeat(truth[:, None], 3, axis=1)
+    view[third == 1, 1] ^= 1
+    view[third == 2, 2] ^= 1
+    accuracy = rng.uniform(0.75, 0.95, n_raters)
+    item = np.repeat(np.arange(n_items), per_item)
+    rater = np.concatenate([rng.choice(n_raters, per_item, replace=False)
+                            for _ in range(n_items)])
+    agree = rng.random(item.size) < accuracy[rater]
+    seen = view[item, camp[rater]]
+    label = np.where(agree, seen, 1 - seen)
+    return _ratings(item, rater, label, n_items), truth
+
+
+def spammers(seed, small=False):
+    """25% of the raters answer from a fixed distribution."""
+    data = make_dawid_skene(400 if small else 1500, 40, 4, 3, accuracy=(0.55, 0.9),
+                            spammer_fraction=0.25, class_prior=np.full(3, 1 / 3),
+                            random_state=seed)
+    return data.ratings, data.true_labels
+
+
+def dawid_skene(seed, small=False):
+    """A crowd the Dawid-Skene model describes."""
+    data = make_dawid_skene(400 if small else 1500, 30, 5, 3, accuracy=(0.6, 0.95),
+                            random_state=seed)
+    return data.ratings, data.true_labels
+
+
+CROWDS = {"sparse": sparse_raters, "many_classes": many_classes, "imbalanced": imbalanced,
+          "difficulty": difficulty, "schools": schools, "spammers": spammers,
+          "dawid_skene": dawid_skene}
+
+SHIPPED = {"rte": load_rte, "bluebirds": load_bluebirds, "dog": load_dog, "web": load_web}
+
+
+def skcrowd_models(n_classes):
+    """Every skcrowd model at its defaults (IRT3PL: binary only)."""
+    models = {
+        "MajorityVote": MajorityVote(),
+        "DawidSkene": DawidSkene(),
+        "DawidSkene one_coin": DawidSkene(confusion="one_coin"),
+        "GLAD": GLAD(),
+        "MACE": MACE(random_state=0),
+    }
+    if n_classes == 2:
+        models["IRT3PL"] = IRT3PL(random_state=0)
+    return models
+
+
+# -- crowd-kit ------------------------------------------------------------------------
+
+
+def crowdkit_labels(R):
+    """crowd-kit's methods at their defaults: {name: labels aligned with
+    R.item_ids}; empty when crowd-kit is not installed."""
+    try:
+        from crowdkit import aggregation as agg
+    except ImportError:
+        return {}
+    from _crowdkit import make_frame
+
+    frame = make_frame(R._item, R._rater, R.label.astype(np.int64))
+    out = {}
+    # (crowd-kit's GLAD is left out for its time: 40-60 s a crowd here;
+    # its Wawa and ZeroBasedSkill fail under pandas 3)
+    methods = {"ck DS": agg.DawidSkene(n_iter=100), "ck OneCoinDS": agg.OneCoinDawidSkene(),
+               "ck MACE": agg.MACE(random_state=0)}
+    for name, model in methods.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                labels = model.fit_predict(frame)
+            except Exception as error:  # report, do not stop the table
+                print(f"  ({name} failed: {type(error).__name__})")
+                continue
+        out[name] = labels.reindex(np.arange(len(R))).to_numpy().astype(np.float64)
+    return out
+
+
+AUTO_ONLY = False  # --auto-only: MajorityVote and AutoCrowd alone
+
+
+def accuracies(R, truth, gold_mask=None, crowdkit=True):
+    """{method: accuracy}, and the AutoCrowd fitted on R."""
+    n_classes = len(np.unique(R.label))
+    gold_mask = np.ones(len(truth), dtype=bool) if gold_mask is None else gold_mask
+    out = {}
+    models = skcrowd_models(n_classes)
+    if AUTO_ONLY:
+        models = {"MajorityVote": models["MajorityVote"]}
+        crowdkit = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, model in models.items():
+            out[name] = np.mean(model.fit_predict(R)[gold_mask] == truth[gold_mask])
+        auto = AutoCrowd(random_state=0)
+        out["AutoCrowd"] = np.mean(auto.fit_predict(R)[gold_mask] == truth[gold_mask])
+    if crowdkit:
+        for name, labels in crowdkit_labels(R).items():
+            out[name] = np.mean(labels[gold_mask] == truth[gold_mask])
+    return out, auto
+
+
+def _row(name, acc, columns):
+    cells = [f"{acc[c]:.4f}" if c in acc and np.isfinite(acc[c]) else "--" for c in columns]
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+SKCROWD = ("MajorityVote", "DawidSkene", "DawidSkene one_coin", "GLAD", "MACE", "IRT3PL")
+
+
+def summary_row(name, acc):
+    best_name = max((m for m in SKCROWD if m in acc), key=lambda m: acc[m])
+    return (f"| {name} | {acc['AutoCrowd']:.4f} | {acc[best_name]:.4f} ({best_name}) | "
+            f"{acc['MajorityVote']:.4f} | {100 * (acc['AutoCrowd'] - acc[best_name]):+.1f} | "
+            f"{100 * (acc['AutoCrowd'] - acc['MajorityVote']):+.1f} |")
+
+
+def run_synthetic(seeds, crowdkit=True, crowds=None):
+    crowds = list(CROWDS) if crowds is None else crowds
+    print("\n## Synthetic crowds: accuracy on every item, mean over seeds", list(seeds))
+    table, summary = {}, []
+    for crowd_name in crowds:
+        crowd = CROWDS[crowd_name]
+        runs, chosen = [], []
+        for seed in seeds:
+            R, truth = crowd(seed)
+            acc, auto = accuracies(R, truth, crowdkit=crowdkit)
+            runs.append(acc)
+            chosen.append(auto.selected_)
+        names = sorted(set().union(*runs), key=lambda n: list(runs[0]).index(n)
+                       if n in runs[0] else 99)
+        mean = {n: np.mean([r.get(n, np.nan) for r in runs]) for n in names}
+        table[crowd_name] = mean
+        # per seed: AutoCrowd against that seed's best skcrowd model
+        for seed, acc, sel in zip(seeds, runs, chosen):
+            summary.append(summary_row(f"{crowd_name} (seed {seed}, chose {sel})", acc))
+        print(f"  {crowd_name}: chose {chosen}", flush=True)
+    columns = sorted(set().union(*table.values()), key=lambda n: (
+        n not in SKCROWD + ("AutoCrowd",), n))
+    print("\n| method | " + " | ".join(crowds) + " |")
+    print("|---" * (len(crowds) + 1) + "|")
+    for method in columns:
+        cells = [table[c].get(method, np.nan) for c in crowds]
+        print(f"| {method} | " + " | ".join("--" if not np.isfinite(v) else f"{v:.4f}"
+                                            for v in cells) + " |")
+    print("\n| crowd | AutoCrowd | best skcrowd model | MajorityVote | "
+          "Auto - best (points) | Auto - MV (points) |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(summary))
+
+
+def run_shipped(crowdkit=True):
+    print("\n## Shipped sets with gold: accuracy on the gold items")
+    rows = []
+    for name, load in SHIPPED.items():
+        bunch = load()
+        R = bunch.ratings
+        gold = np.asarray(bunch.gold, dtype=np.float64)
+        mask = ~np.isnan(gold)
+        acc, auto = accuracies(R, gold, mask, crowdkit=crowdkit)
+        rows.append((name, acc, auto))
+        print(f"  {name}: chose {auto.selected_}", flush=True)
+    methods = list(rows[0][1])
+    for _, acc, _ in rows[1:]:
+        methods += [m for m in acc if m not in methods]
+    print("\n| method | " + " | ".join(r[0] for r in rows) + " |")
+    print("|---" * (len(rows) + 1) + "|")
+    for m in methods:
+        print(_row(m, {r[0]: r[1].get(m, np.nan) for r in rows}, [r[0] for r in rows]))
+    print("\n| set | AutoCrowd | best skcrowd model | MajorityVote | "
+          "Auto - best (points) | Auto - MV (points) |")
+    print("|---|---|---|---|---|---|")
+    for name, acc, auto in rows:
+        print(summary_row(f"{name} (chose {auto.selected_})", acc))
+
+
+def _timed(fit, repeats):
+    """Best (wall, CPU) seconds of ``repeats`` calls of ``fit``."""
+    best = (np.inf, np.inf)
+    for _ in range(repeats):
+        cpu, wall = time.process_time(), time.perf_counter()
+        fit()
+        best = min(best, (time.perf_counter() - wall, time.process_time() - cpu))
+    return best
+
+
+def run_cost(repeats=5):
+    print("\n## Cost: AutoCrowd's fit against one DawidSkene fit (defaults), best of",
+          repeats)
+    print(f"load before: {open('/proc/loadavg').read().strip()}")
+    print("| data | DawidSkene wall / CPU (s) | AutoCrowd wall / CPU (s) | "
+          "ratio wall | ratio CPU |")
+    print("|---|---|---|---|---|")
+    data = {name: load().ratings for name, load in SHIPPED.items()}
+    data["caries"] = load_caries().ratings
+    data["sparse (synthetic)"] = sparse_raters(0)[0]
+    data["many_classes (synthetic)"] = many_classes(0)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, R in data.items():
+            AutoCrowd(random_state=0).fit(R)  # compile
+            ds = _timed(lambda: DawidSkene().fit(R), repeats)
+            auto = _timed(lambda: AutoCrowd(random_state=0).fit(R), repeats)
+            print(f"| {name} | {ds[0]:.4f} / {ds[1]:.4f} | {auto[0]:.4f} / {auto[1]:.4f} | "
+                  f"{auto[0] / ds[0]:.1f} | {auto[1] / max(ds[1], 1e-9):.1f} |")
+    print(f"load after: {open('/proc/loadavg').read().strip()}")
+
+
+def run_mace(seeds):
+    """MACE's degenerate optimum at 85-90% prevalence, 3 ratings per item."""
+    from bench_mace import crowdkit_labels as crowdkit_mace
+
+    print("\n## MACE on imbalanced crowds (3 ratings per item, 30 raters)")
+    print("| prevalence | seed | MajorityVote | MACE, uniform prevalence (bound) | "
+          "MACE, learned (the default) (bound) | crowd-kit MACE |")
+    print("|---|---|---|---|---|---|")
+    for prevalence in (0.85, 0.88, 0.9):
+        for seed in seeds:
+            data = make_dawid_skene(1500, 30, 3, 2, accuracy=(0.6, 0.95),
+                                    class_prior=[prevalence, 1 - prevalence],
+                                    random_state=seed)
+            R, truth = data.ratings, data.true_labels
+            cells = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mv = np.mean(MajorityVote().fit_predict(R) == truth)
+                for class_prior in ("uniform", "learn"):
+                    mace = MACE(random_state=0, class_prior=class_prior).fit(R)
+                    cells.append(f"{np.mean(mace.predict(R) == truth):.4f} "
+                                 f"({mace.lower_bound_:.4f})")
+                try:
+                    ck = np.mean(crowdkit_mace(R)[0] == truth)
+                except ImportError:
+                    ck = np.nan
+            print(f"| {prevalence} | {seed} | {mv:.4f} | {cells[0]} | {cells[1]} | {ck:.4f} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", choices=("synthetic", "shipped", "cost", "mace"))
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--crowd", action="append", choices=list(CROWDS),
+                        help="only these synthetic crowds (repeatable)")
+    parser.add_argument("--no-crowdkit", action="store_true")
+    parser.add_argument("--auto-only", action="store_true",
+                        help="MajorityVote and AutoCrowd only (the other models' "
+                             "columns do not depend on AutoCrowd's settings)")
+    args = parser.parse_args()
+    global AUTO_ONLY
+    AUTO_ONLY = args.auto_only
+    seeds = range(args.seeds)
+    crowdkit = not args.no_crowdkit
+    print(f"load at start: {open('/proc/loadavg').read().strip()}")
+    if args.only in (None, "mace"):
+        run_mace(seeds)
+    if args.only in (None, "synthetic"):
+        run_synthetic(seeds, crowdkit, args.crowd)
+    if args.only in (None, "shipped"):
+        run_shipped(crowdkit)
+    if args.only in (None, "cost"):
+        run_cost()
+
+
+if __name__ == "__main__":
+    main()

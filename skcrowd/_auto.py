@@ -1,0 +1,271 @@
+"""AutoCrowd: the default estimator, one model chosen per data set without
+gold, by the held-out likelihood of the items' ratings."""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.model_selection import KFold
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ._baselines import MajorityVote
+from ._dawid_skene import DawidSkene
+from ._mace import MACE
+from ._ratings import Ratings, to_ratings
+
+__all__ = ["AutoCrowd"]
+
+
+def default_candidates(random_state=None):
+    """The models AutoCrowd chooses from, by name, at their defaults."""
+    return {
+        "MajorityVote": MajorityVote(),
+        "DawidSkene": DawidSkene(),
+        "DawidSkene one_coin": DawidSkene(confusion="one_coin"),
+        # 3 restarts, not MACE's 10: the learned prevalence leaves few
+        # poor optima, and the restarts are most of the selection's cost
+        "MACE": MACE(n_init=3, random_state=random_state),
+    }
+
+
+class AutoCrowd(TransformerMixin, BaseEstimator):
+    """The default: the model that best predicts held-out items' ratings.
+
+    One call, no gold: ``AutoCrowd`` fits every candidate model on all the
+    items, and scores each by the log marginal likelihood of the ratings of
+    items it did not see (``cv`` folds over the items; each model's
+    ``score_samples``, the probability of an item's ratings with its true
+    class summed out, compares across models).  The model with the highest
+    held-out likelihood answers ``predict``, ``predict_proba``,
+    ``score`` and the tables; it is ``best_estimator_``, fitted on all the
+    items.
+
+    Held-out likelihood is what each model claims about the ratings, not
+    about the truth: a model can describe the raters better with labels
+    that follow something else than what the raters agree on (raters in
+    consistent camps, "schools of thought").  So a candidate is eligible
+    only if its labels agree with majority vote, beyond chance (Cohen's
+    kappa), at least half as well as the most agreeing candidate does.
+    See :ref:`which_model` for the rule and its measured accuracy.
+
+    Parameters
+    ----------
+    candidates : dict of {str: estimator} or None, default=None
+        The models to choose from, by name (cloned before fitting; each
+        must take ``classes``).  ``None``: ``MajorityVote()``,
+        ``DawidSkene()``, ``DawidSkene(confusion="one_coin")`` and
+        ``MACE(n_init=3, random_state=random_state)``, otherwise at their
+        defaults.  GLAD and
+        IRT3PL are left out of the default because one fit of either costs
+        more than the whole selection (:ref:`which_model`); pass them here
+        to include them.
+    cv : int, default=5
+        Folds over the items.  A candidate's fold fit starts from its fit
+        on all the items (``init_params``), so the folds cost a few
+        iterations each.  With fewer than ``cv`` items no folds are run
+        and the first candidate is kept.
+    random_state : int or None, default=None
+        Seeds the folds and the default MACE's restarts (``None``: folds
+        seeded with 0, so the choice is repeatable).
+
+    Attributes
+    ----------
+    selected_ : str
+        Name of the chosen candidate.
+    best_estimator_ : estimator
+        The chosen candidate, fitted on all the items.
+    estimators_ : dict of {str: estimator}
+        Every candidate, fitted on all the items.
+    cv_scores_ : dict of {str: float}
+        Held-out log likelihood per item of each candidate (NaN without
+        folds).
+    agreement_ : dict of {str: float}
+        Cohen's kappa between each candidate's labels and majority vote.
+    eligible_ : list of str
+        The candidates that passed the agreement guard.
+    classes_, n_features_in_, rater_ids_
+        Those of ``best_estimator_``.
+
+    See Also
+    --------
+    DawidSkene, MACE, MajorityVote : the default candidates.
+
+    Examples
+    --------
+    >>> from skcrowd import AutoCrowd
+    >>> from skcrowd.datasets import load_rte
+    >>> rte = load_rte()
+    >>> auto = AutoCrowd(random_state=0).fit(rte.ratings)
+    >>> auto.selected_
+    'DawidSkene'
+    >>> auto.predict(rte.ratings)[:5]
+    array([0, 0, 1, 0, 1])
+    """
+
+    _parameter_constraints: dict = {
+        "candidates": [dict, None],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, *, candidates=None, cv=5, random_state=None):
+        self.candidates = candidates
+        self.cv = cv
+        self.random_state = random_state
+
+    def _candidates(self):
+        if self.candidates is None:
+            return default_candidates(self.random_state)
+        if not self.candidates:
+            raise ValueError("AutoCrowd needs at least one model in candidates; got none.")
+        return {str(name): clone(model) for name, model in self.candidates.items()}
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Fit every candidate, score each on held-out items, keep the best.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Ratings
+            The ratings, in any form the models take (not a dask DataFrame).
+        y : array-like, mapping or Series, default=None
+            Known true labels of some items (see :ref:`gold`); every
+            candidate fits with them, in the folds too.
+
+        Returns
+        -------
+        self : object
+        """
+        if type(X).__module__.split(".")[0] == "dask":
+            raise ValueError("AutoCrowd does not take a dask DataFrame: fit one model "
+                             "(e.g. DawidSkene) on the cluster.")
+        candidates = self._candidates()
+        # every candidate on all the items; its labels come from the fit's
+        # last pass (fit_predict), in the items' order
+        labels = {name: np.asarray(model.fit_predict(X, y)) for name, model in candidates.items()}
+        fitted = candidates
+        first = next(iter(fitted.values()))
+        ratings, _, _ = to_ratings(MajorityVote(), X, reset=True)
+        gold = _gold_array(y, ratings.item_ids)
+        majority = np.asarray(MajorityVote(classes=first.classes_).fit_predict(ratings, gold))
+        self.agreement_ = {name: _kappa(labels[name], majority)
+                           for name in fitted}
+        item_scores = self._held_out_scores(ratings, gold, fitted, first.classes_)
+        self.cv_scores_ = {name: float(np.mean(v)) for name, v in item_scores.items()}
+        self.selected_ = self._choose(item_scores)
+        self.estimators_ = fitted
+        self.best_estimator_ = fitted[self.selected_]
+        for name in ("classes_", "n_features_in_", "rater_ids_", "feature_names_in_"):
+            if hasattr(self.best_estimator_, name):
+                setattr(self, name, getattr(self.best_estimator_, name))
+        return self
+
+    def _held_out_scores(self, ratings, gold, fitted, classes):
+        """Each candidate's held-out log likelihood of every item's ratings
+        (an item is scored by the fit on the folds that leave it out)."""
+        n_items = len(ratings)
+        item_scores = {name: np.full(n_items, np.nan) for name in fitted}
+        if n_items < self.cv:
+            return item_scores
+        folds = KFold(self.cv, shuffle=True, random_state=_seed(self.random_state))
+        for train, test in folds.split(np.arange(n_items)):
+            for name, full in fitted.items():
+                model = clone(full).set_params(classes=classes)
+                # iterative models start from their fit on all the items
+                fit_params = {"init_params": full} if "warm_start" in full.get_params() else {}
+                model.fit(ratings[train], None if gold is None else gold[train], **fit_params)
+                item_scores[name][test] = np.asarray(model.score_samples(ratings[test]))
+        return item_scores
+
+    def _choose(self, item_scores):
+        """The eligible candidate with the highest held-out likelihood (the
+        first eligible one when there were too few items for folds)."""
+        floor = 0.5 * max(self.agreement_.values())
+        self.eligible_ = [name for name in item_scores if self.agreement_[name] >= floor]
+        if np.isnan(item_scores[self.eligible_[0]]).any():
+            return self.eligible_[0]
+        return max(self.eligible_, key=lambda name: item_scores[name].mean())
+
+    # -- the chosen model answers ----------------------------------------------
+    def predict(self, X):
+        """The chosen model's most probable class of each item (see
+        :meth:`DawidSkene.predict`)."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    def fit_predict(self, X, y=None):
+        """Fit, then return the chosen model's label of each item; with
+        ``y``, the known items keep their known labels (the chosen model's
+        ``fit_predict``)."""
+        self.fit(X, y)
+        if y is None:
+            return self.best_estimator_.predict(X)
+        return self.best_estimator_.fit_predict(X, y)
+
+    def predict_proba(self, X):
+        """The chosen model's posterior over each item's true class."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    def transform(self, X):
+        """Same as :meth:`predict_proba` (a pipeline step)."""
+        return self.predict_proba(X)
+
+    def score_samples(self, X):
+        """The chosen model's log marginal likelihood of each item's ratings."""
+        check_is_fitted(self)
+        return self.best_estimator_.score_samples(X)
+
+    def score(self, X, y=None):
+        """The chosen model's mean log marginal likelihood per item."""
+        check_is_fitted(self)
+        return self.best_estimator_.score(X)
+
+    def rater_table(self):
+        """The chosen model's per-rater diagnostics (a DataFrame)."""
+        check_is_fitted(self)
+        return self.best_estimator_.rater_table()
+
+    def item_table(self, X):
+        """The chosen model's per-item diagnostics for the items of ``X``."""
+        check_is_fitted(self)
+        return self.best_estimator_.item_table(X)
+
+    def __sklearn_tags__(self):
+        # the inputs the candidate models take (missing ratings, string and
+        # categorical labels, sparse matrices), and no target: gold is optional
+        tags = super().__sklearn_tags__()
+        tags.input_tags = DawidSkene().__sklearn_tags__().input_tags
+        tags.target_tags.required = False
+        return tags
+
+    def get_feature_names_out(self, input_features=None):
+        """The names of the :meth:`predict_proba` columns: the classes."""
+        check_is_fitted(self)
+        return self.best_estimator_.get_feature_names_out(input_features)
+
+
+def _seed(random_state):
+    return random_state if random_state is not None else 0
+
+
+def _gold_array(y, item_ids):
+    if y is None:
+        return None
+    if hasattr(y, "get") and not isinstance(y, np.ndarray):
+        return np.array([y.get(item, None) for item in item_ids], dtype=object)
+    return np.asarray(y, dtype=object)
+
+
+def _kappa(labels, reference):
+    """Cohen's kappa between two labellings of the same items."""
+    _, codes = np.unique(np.concatenate([np.asarray(labels, dtype=object),
+                                         np.asarray(reference, dtype=object)]),
+                         return_inverse=True)
+    a, b = codes[:len(labels)], codes[len(labels):]
+    K = int(codes.max()) + 1
+    joint = np.bincount(a * K + b, minlength=K * K).reshape(K, K) / len(a)
+    chance = joint.sum(axis=1) @ joint.sum(axis=0)
+    observed = np.trace(joint)
+    return 1.0 if chance >= 1 else float((observed - chance) / (1 - chance))
