@@ -37,6 +37,7 @@ from . import __version__
 #: ``output`` is "class" (a label and its probability) or "value" (a number
 #: on the label scale and its standard deviation)
 MODELS = {
+    "auto": ("AutoCrowd", {}, False, "class"),
     "majority-vote": ("MajorityVote", {}, False, "class"),
     "mean": ("MeanRating", {}, False, "value"),
     "median": ("MedianRating", {}, False, "value"),
@@ -289,6 +290,10 @@ def _check_args(args):
     if given and not iterative:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
         error(f"--model {args.model} does not take {flags}.")
+    if args.classes is not None and args.model == "auto":
+        # each candidate reads the scale from the ratings
+        error("--model auto does not take --classes; name a model, e.g. --model "
+              "dawid-skene.")
     if args.classes is not None:
         levels = [c.strip() for c in args.classes.split(",")]
         if "" in levels:
@@ -557,7 +562,8 @@ def cmd_demo(args):
     from .metrics import correlation, mean_squared_error
 
     sets = [s.strip() for s in args.sets.split(",")]  # checked by _check_args
-    categorical = [n for n in MODELS if n not in ("mean", "median", "ordinal")]
+    # the default is a choice among these models: the table shows them
+    categorical = [n for n in MODELS if n not in ("auto", "mean", "median", "ordinal")]
     graded = ["majority-vote", "mean", "median", "dawid-skene", "glad", "ordinal"]
     used = dict.fromkeys(categorical + (graded if set(sets) & set(GRADED_SETS) else []))
     print(f"skcrowd {__version__} demo: every model at its defaults on the shipped data sets")

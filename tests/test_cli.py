@@ -717,3 +717,21 @@ def test_help_imports_no_model_through_the_package():
     result = subprocess.run([sys.executable, "-c", _IMPORTED.format(
         prelude="", argv=["--help"])], capture_output=True, text=True, timeout=300)
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
+
+
+def test_auto_aggregates_as_its_chosen_model(rte_csv, tmp_path, capsys):
+    """--model auto writes the labels of AutoCrowd's chosen model."""
+    from skcrowd import AutoCrowd
+    from skcrowd.datasets import load_rte
+
+    out = tmp_path / "truth.csv"
+    assert cli.main(["aggregate", str(rte_csv), "--model", "auto", "-o", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 800 and {"item", "label", "probability"} <= set(rows[0])
+    ratings = load_rte().ratings
+    expected = AutoCrowd().fit(ratings).predict(ratings)
+    by_item = {int(r["item"]): int(r["label"]) for r in rows}
+    assert [by_item[i] for i in ratings.item_ids] == list(expected)
+    status, line = _error(capsys, ["aggregate", str(rte_csv), "--model", "auto",
+                                   "--classes", "0,1"])
+    assert status == 2 and "--model auto does not take --classes" in line
