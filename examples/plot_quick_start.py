@@ -55,15 +55,20 @@ print("five most accurate workers:", model.rater_ids_[best],
 # A crowd platform exports one row per rating.  Such a DataFrame (columns
 # ``item``, ``rater``, ``label``, or crowd-kit's ``task``, ``worker``,
 # ``label``) goes straight into every model, and the results come back
-# indexed by your item and rater ids.  This is the README's quick start.
+# indexed by your item and rater ids.  This is the README's quick start,
+# with :class:`skcrowd.AutoCrowd`, the default: it chooses among
+# majority vote, Dawid-Skene (full and one-coin) and MACE by the held-out
+# likelihood of the items' ratings, without gold (:doc:`/which_model`);
+# on RTE it chooses Dawid-Skene (``model.selected_``).
 import pandas as pd
 
-from skcrowd import DawidSkene
+from skcrowd import AutoCrowd
 from skcrowd.datasets import load_rte
 
 data = load_rte()                    # 800 items, 164 raters, 8,000 ratings
 df = data.ratings.to_long()          # columns item, rater, label
-model = DawidSkene().fit(df)
+model = AutoCrowd().fit(df)
+print(model.selected_)               # the model it chose
 truth = model.predict(df)            # a Series indexed by item id
 print(model.item_table(df).head(3))
 # the raters to look at first:
@@ -80,6 +85,7 @@ print((joined["gold"] == joined["label"]).mean())
 # near 0.5 are the ones to send to an expert.  The EM objective (log posterior) rises at every
 # iteration until it stops changing.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
-plot_item_uncertainty(model, data.ratings, log=True, ax=axes[0])
-plot_convergence(model, ax=axes[1])
+chosen = model.best_estimator_      # the fitted DawidSkene
+plot_item_uncertainty(chosen, data.ratings, log=True, ax=axes[0])
+plot_convergence(chosen, ax=axes[1])
 plt.show()
