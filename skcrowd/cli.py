@@ -570,7 +570,8 @@ def cmd_demo(args):
     # Say it before the wait: the first run after an install compiles every
     # kernel (about a minute on two cores), later runs load numba's cache.
     print("numba compilation: warm-up fits of each model on small sets (the first run "
-          "after an install compiles the kernels, which can take a minute; later runs "
+          "after an install compiles GLAD's, OrdinalMixture's and IRT3PL's kernels, about "
+          "40 s on two cores; later runs "
           "load them from numba's cache) ...", end=" ", flush=True)
     print(f"{_warm_up(used):.2f}s; the times below are warm fits", flush=True)
     data = {name: _demo_data(name) for name in sets}
