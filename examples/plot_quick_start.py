@@ -55,11 +55,11 @@ print("five most accurate workers:", model.rater_ids_[best],
 # A crowd platform exports one row per rating.  Such a DataFrame (columns
 # ``item``, ``rater``, ``label``, or crowd-kit's ``task``, ``worker``,
 # ``label``) goes straight into every model, and the results come back
-# indexed by your item and rater ids.  This is the README's quick start,
-# with :class:`skcrowd.AutoCrowd`, the default: it chooses among
-# majority vote, Dawid-Skene (full and one-coin) and MACE by the held-out
-# likelihood of the items' ratings, without gold (:doc:`/which_model`);
-# on RTE it chooses Dawid-Skene (``model.selected_``).
+# indexed by your item and rater ids.  :class:`skcrowd.AutoCrowd`, the
+# default, chooses among majority vote, Dawid-Skene (full and one-coin) and
+# MACE by the held-out likelihood of the items' ratings, without gold
+# (:doc:`/which_model`); on RTE it chooses Dawid-Skene (``model.selected_``).
+# This is the README's quick start.
 import pandas as pd
 
 from skcrowd import AutoCrowd
