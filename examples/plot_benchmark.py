@@ -35,7 +35,7 @@ accuracy = {
     "crowd-kit DawidSkene": [0.9275, 0.8889, 0.8426, 0.8292],
     "skcrowd GLAD": [0.9250, 0.7222, 0.8340, 0.8228],
     "crowd-kit GLAD": [0.9250, 0.7222, 0.8340, 0.8217],
-    "skcrowd MACE": [0.9263, 0.8611, 0.8302, 0.8383],
+    "skcrowd MACE": [0.9263, 0.8611, 0.8302, 0.8259],
     "crowd-kit MACE": [0.9250, 0.7222, 0.8352, 0.8115],
 }
 colors = ["tab:gray", "tab:blue", "lightsteelblue", "tab:orange", "navajowhite",
