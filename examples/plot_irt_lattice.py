@@ -4,22 +4,22 @@ The item-difficulty lattice: posterior predictive checks and held-out likelihood
 
 Carpenter's crowdsourcing-with-difficulty model (:class:`skcrowd.IRT3PL`)
 has five reductions (A: no guessing, B: no discrimination, C: no difficulty,
-D: sensitivity = specificity, E: identical raters) and the seed paper fits
+D: sensitivity = specificity, E: identical raters) and Carpenter's paper fits
 18 models of that lattice with Stan.  Here every model is fitted by marginal
 maximum likelihood in a fraction of a second to a few seconds, and checked
-with the seed's two posterior predictive statistics:
+with the paper's two posterior predictive statistics:
 
 * **rater**: the number of positive ratings of each rater;
 * **ratings**: the histogram over items of the number of positive ratings.
 
-We reproduce the seed's table on the dental caries data twice (item
-population learned, and held at the seed's priors), do the same on RTE
+We reproduce the paper's table on the dental caries data twice (item
+population learned, and held at the paper's priors), do the same on RTE
 (with accuracy on the gold labels), rank the lattice by cross-validated
 held-out log likelihood with :class:`~sklearn.model_selection.GridSearchCV`,
 and plot replicated against observed statistics.
 
-Set ``SKCROWD_SEED_REFERENCE`` to the directory of the seed's result files
-(``results-caries.csv``, ``results-rte.csv``) to print the seed's values
+Set ``SKCROWD_SEED_REFERENCE`` to the directory of the paper's result files
+(``results-caries.csv``, ``results-rte.csv``) to print the paper's values
 beside ours.
 
 .. note::
@@ -27,12 +27,12 @@ beside ours.
    **Reduced setting in the documentation build.**  With
    ``SKCROWD_DOCS_REDUCED=1`` (set by ``doc/conf.py``) this page checks each
    model with 200 replicates instead of 1,000, fits the caries table with the
-   item population estimated only (not the table at the seed's priors nor
+   item population estimated only (not the table at the paper's priors nor
    RTE), and ranks 6 of the 18 models by held-out likelihood, so the
    p-values printed below are coarser.  The full run (``python
    examples/plot_irt_lattice.py``) is recorded in :ref:`irt_results`: on
    caries with the population estimated, ABC (Dawid–Skene) has ratings
-   p < 0.001 while AB has 0.173 and A 0.152; at the seed's priors only A and
+   p < 0.001 while AB has 0.173 and A 0.152; at the paper's priors only A and
    AB pass both checks; on RTE the difficulty models AB and A are the most
    accurate (0.931); the 5-fold held-out ranking puts full, A and AB first
    (-1.92090, -1.92245, -1.92256 per item) and ABC eleventh (-1.93309).
@@ -143,7 +143,7 @@ caries_learned = lattice_table(caries, seed=seed_caries)
 print_table("Caries, item population estimated", caries_learned)
 if not REDUCED:
     caries_seed = lattice_table(caries, learn_item_prior=False, seed=seed_caries)
-    print_table("Caries, item population at the seed's priors", caries_seed)
+    print_table("Caries, item population at the paper's priors", caries_seed)
 
 # %%
 # RTE: 164 Mechanical Turk raters, 800 sentence pairs, gold labels

@@ -1,6 +1,6 @@
 """
-OrdinalMixture under added spam (the seed's Figures 2 and 3)
-============================================================
+OrdinalMixture under added spam (the paper's Figures 2 and 3)
+=============================================================
 
 Lakshminarayanan & Teh (2013) add 0 to 9 *fake* ratings to every item, drawn
 uniformly from the scale and given by fake raters who each rate about as many

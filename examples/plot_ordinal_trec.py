@@ -1,6 +1,6 @@
 """
-OrdinalMixture on TREC 2010 and web (the seed's Table 1)
-========================================================
+OrdinalMixture on TREC 2010 and web (the paper's Table 1)
+=========================================================
 
 Lakshminarayanan & Teh (2013) compare their ordinal mixture model, with
 instance difficulty per query-URL (``difficulty="item"``), per query
