@@ -41,17 +41,21 @@ def kernel_path(path):
         _forced = previous
 
 
-def use_numpy(size):
-    """Whether a call over ``size`` ratings runs the numpy twin."""
+def use_numpy(size, limit=None):
+    """Whether a call over ``size`` ratings runs the numpy twin: below
+    ``limit`` (None: :data:`NUMPY_MAX_RATINGS`), unless :func:`kernel_path`
+    forces a side."""
     if _forced is not None:
         return _forced == "numpy"
-    return size < NUMPY_MAX_RATINGS
+    return size < (NUMPY_MAX_RATINGS if limit is None else limit)
 
 
-def with_numpy_twin(twin, size):
+def with_numpy_twin(twin, size, limit=None):
     """Decorator: calls of the compiled kernel with ``size(*args)`` below
-    :data:`NUMPY_MAX_RATINGS` run ``twin(*args)`` instead (``twin`` None:
-    none; the call then only picks the serial or parallel variant).
+    ``limit`` (None: :data:`NUMPY_MAX_RATINGS`; a model whose twin pays at
+    another size gives its own, measured) run ``twin(*args)`` instead
+    (``twin`` None: none; the call then only picks the serial or parallel
+    variant).
 
     The result is a plain function (so compiled kernels cannot call it:
     only kernels that the models call directly get a twin); ``.jit`` and
@@ -63,7 +67,7 @@ def with_numpy_twin(twin, size):
         pick_compiled = getattr(kernel, "pick", lambda n: kernel)
 
         def pick(n):
-            return twin if twin is not None and use_numpy(n) else pick_compiled(n)
+            return twin if twin is not None and use_numpy(n, limit) else pick_compiled(n)
 
         def call(*args):
             return pick(size(*args))(*args)
