@@ -8,7 +8,7 @@ Rows:
 1. caries (19,345 ratings) and RTE (8,000 ratings, 164 raters): the full
    model with its default restarts (n_init=2);
 2. caries: all 18 lattice models, each fitted and checked with 1,000
-   replicates (the seed's table);
+   replicates (the paper's table);
 3. caries / RTE: ABC (= Dawid–Skene) against crowd-kit's DawidSkene (time,
    agreement of labels, accuracy on RTE gold);
 4. 1M synthetic ratings (make_irt, 125,000 items x 8 ratings, 100 raters): the

@@ -18,7 +18,7 @@ population learned, and held at the paper's priors), do the same on RTE
 held-out log likelihood with :class:`~sklearn.model_selection.GridSearchCV`,
 and plot replicated against observed statistics.
 
-Set ``SKCROWD_SEED_REFERENCE`` to the directory of the paper's result files
+Set ``SKCROWD_STAN_RESULTS`` to the directory of the paper's result files
 (``results-caries.csv``, ``results-rte.csv``) to print the paper's values
 beside ours.
 
@@ -76,11 +76,11 @@ warnings.simplefilter("ignore", ConvergenceWarning)
 REDUCED = os.environ.get("SKCROWD_DOCS_REDUCED") == "1"
 N_REPLICATES = 200 if REDUCED else 1000
 RANKED = ["full", "a", "ab", "c", "abc", "abcde"] if REDUCED else None  # None: all 18
-REFERENCE = Path(os.environ.get("SKCROWD_SEED_REFERENCE", "."))
+REFERENCE = Path(os.environ.get("SKCROWD_STAN_RESULTS", "."))
 
 
-def seed_results(name):
-    """The seed's per-model π and p-values, computed from its result file."""
+def stan_results(name):
+    """The paper's per-model π and p-values, computed from its result file."""
     path = REFERENCE / f"results-{name}.csv"
     if not path.exists():
         return {}
@@ -99,7 +99,7 @@ def seed_results(name):
     }
 
 
-def lattice_table(ratings, gold=None, learn_item_prior=True, seed=None):
+def lattice_table(ratings, gold=None, learn_item_prior=True, stan=None):
     """Fit every lattice model, check it, and return one row per model."""
     rows = []
     for tag, params in lattice():
@@ -115,8 +115,8 @@ def lattice_table(ratings, gold=None, learn_item_prior=True, seed=None):
         if gold is not None:
             known = ~np.isnan(gold)
             row["accuracy"] = np.mean(model.predict(ratings)[known] == gold[known])
-        if seed and tag in seed:
-            row.update({f"seed {k}": v for k, v in seed[tag].items()})
+        if stan and tag in stan:
+            row.update({f"Stan {k}": v for k, v in stan[tag].items()})
         rows.append(row)
     return rows
 
@@ -135,15 +135,15 @@ def print_table(title, rows):
 # Caries: five dentists, 3,869 X-rays
 # -----------------------------------
 # Items with the same ratings share one likelihood term, so the 3,869 items
-# are 32 patterns.  The seed's conclusion holds: Dawid–Skene (``abc``) fails
+# are 32 patterns.  The paper's conclusion holds: Dawid–Skene (``abc``) fails
 # the ratings check, the AB (IRT 1PL) and A (IRT 2PL) models pass.
 caries = load_caries().ratings
-seed_caries = seed_results("caries")
-caries_learned = lattice_table(caries, seed=seed_caries)
+stan_caries = stan_results("caries")
+caries_learned = lattice_table(caries, stan=stan_caries)
 print_table("Caries, item population estimated", caries_learned)
 if not REDUCED:
-    caries_seed = lattice_table(caries, learn_item_prior=False, seed=seed_caries)
-    print_table("Caries, item population at the paper's priors", caries_seed)
+    caries_paper_priors = lattice_table(caries, learn_item_prior=False, stan=stan_caries)
+    print_table("Caries, item population at the paper's priors", caries_paper_priors)
 
 # %%
 # RTE: 164 Mechanical Turk raters, 800 sentence pairs, gold labels
@@ -154,7 +154,7 @@ if REDUCED:
     print("RTE lattice: skipped in the reduced documentation build")
 else:
     rte = load_rte()
-    rte_rows = lattice_table(rte.ratings, gold=rte.gold, seed=seed_results("rte"))
+    rte_rows = lattice_table(rte.ratings, gold=rte.gold, stan=stan_results("rte"))
     print_table("RTE, item population estimated", rte_rows)
 
 # %%
