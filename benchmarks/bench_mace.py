@@ -20,7 +20,7 @@ passes     (not run by default; no crowd-kit) MACE at its defaults (10
            screened restarts, random_state=0), accelerate=False against
            True at the default tol and at tol=1e-12, every shipped set:
            passes over the data of all restarts, and how close the two
-           optima are (issue 13's "at most half the passes")
+           optima are (the goal: at most half the plain passes)
 
 Timings are fits only (inputs built beforehand), wall and process CPU;
 skcrowd is warmed up (numba compiled) first.  crowd-kit's restarts all start

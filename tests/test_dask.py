@@ -1,4 +1,4 @@
-"""The Dask path (DESIGN §9) on a real in-process LocalCluster, and once
+"""The Dask path on a real in-process LocalCluster, and once
 with worker processes: the same fit as in memory, item outputs as dask
 collections, clear errors."""
 
@@ -260,8 +260,8 @@ def test_worker_processes(graded):
 
 
 def test_grid_search_on_the_dask_joblib_backend(client, synthetic):
-    """Model selection spreads over the cluster through joblib's dask backend
-    (DESIGN §9): the same scores as on one process."""
+    """Model selection spreads over the cluster through joblib's dask
+    backend, with the same scores as on one process."""
     import joblib
     from sklearn.model_selection import GridSearchCV, KFold
 

@@ -54,7 +54,7 @@ def _reference_posteriors(data, log_prior, log_conf):
     top = logp.max(axis=1, keepdims=True)
     loglik = top[:, 0] + np.log(np.exp(logp - top).sum(axis=1))
     posterior = np.exp(logp - loglik[:, None])
-    # DESIGN §3: an item without ratings scores 0 (its prior sums to one)
+    # an item without ratings scores 0 (its prior sums to one)
     loglik[np.diff(data.item_ptr) == 0] = 0.0
     return posterior, loglik
 

@@ -12,8 +12,8 @@ every pass from the last ``m`` (point, plain update) pairs,
 
     x' = G(x_k) - ΔG γ,   γ = argmin ‖f_k - ΔF γ‖,   f_i = G(x_i) - x_i,
 
-so it might reach half the plain passes where SQUAREM does not (issue 13's
-small data sets).  The variant here is the one that did best in a few
+so it might reach half the plain passes where SQUAREM does not (on the
+small shipped sets).  The variant here is the one that did best in a few
 trials: memory m = 10, the same monotone safeguard as the shipped loop (a
 point is kept only when its objective is at least the kept state's; a
 rejection clears the memory and takes the plain step, and extrapolation

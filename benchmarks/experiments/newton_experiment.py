@@ -6,7 +6,7 @@ Run::
     PYTHONPATH=. python benchmarks/experiments/newton_experiment.py
     PYTHONPATH=. python benchmarks/experiments/newton_experiment.py --sets dog,rte --tol 1e-12 --check
 
-Issue 13 asks for at most half the plain passes on every shipped set, and
+The goal was at most half the plain passes on every shipped set, and
 two-point extrapolation (SQUAREM, Anderson) does not get there on sets that
 plain EM solves in 16-40 passes (doc/acceleration.rst, "Where the passes
 go").  Newton's method converges quadratically, and one pass over the
