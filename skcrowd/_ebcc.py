@@ -20,9 +20,9 @@ class EBCC(CrowdModel):
 
     Each item i has a true class z_i ~ Cat(τ) and, within its class, a
     subtype g_i ~ Cat(π_k) out of ``n_subtypes``; rater j labels an item of
-    class k and subtype m from a distribution v_jkm of their own (Li,
-    Rubinstein & Cohn 2019, section 3).  Raters who err alike on the same
-    subtypes of a class (the same hard cases, the same confusions) are
+    class k and subtype m from a distribution v_jkm of their own (the
+    generative model of Li, Rubinstein & Cohn 2019).  Raters who err alike
+    on the same subtypes of a class (the same hard cases, the same confusions) are
     correlated given the true class, which Dawid–Skene's independent raters
     cannot express: a subtype that many raters call wrongly is learned as
     one, instead of outvoting the true class.  Every distribution has a
@@ -30,7 +30,7 @@ class EBCC(CrowdModel):
     M, ...), and each row v_jkm ~ Dir(β_k) with β_kk = ``prior_correct``
     and β_kl = ``prior_wrong`` (l ≠ k).
 
-    The fit is mean-field variational inference (the paper's section 4):
+    The fit is the paper's mean-field variational inference:
     q(z_i, g_i) per item (local step) and Dirichlet posteriors over τ, π
     and v (global step), each update in closed form; the monitored
     objective is the evidence lower bound (ELBO), which never decreases.
@@ -69,8 +69,11 @@ class EBCC(CrowdModel):
     n_init : int, default=1
         Restarts; each starts from the soft majority vote over the classes
         and a random split of every item over the subtypes, drawn from the
-        item's id and ``random_state`` (the authors' start).  The restart
-        with the highest ELBO is kept.
+        item's id and ``random_state`` (the authors' start), so restarts
+        differ only in the subtypes.  The restart with the highest ELBO is
+        kept.  One by default: on the shipped sets ten restarts moved the
+        gold accuracy by at most 0.002, at ten times the cost
+        (:doc:`/ebcc`).
     random_state : int, RandomState instance or None, default=None
     verbose : int, default=0
     n_jobs : int, default=None
@@ -238,7 +241,7 @@ class EBCC(CrowdModel):
 
     def _global_update(self, data, params, stats):
         """The Dirichlet posteriors from the expected counts of q(z, g) (Li
-        et al. 2019, section 4): ν_k = α_k + Σ_i q(z_i = k), η_km = a_π / M
+        et al. 2019, the mean-field updates): ν_k = α_k + Σ_i q(z_i = k), η_km = a_π / M
         + Σ_i q(z_i = k, g_i = m), μ_jkm[l] = β_k[l] + Σ_{i: y_ij = l}
         q(z_i = k, g_i = m)."""
         K, M = data.n_classes, int(self.n_subtypes)
@@ -272,7 +275,7 @@ class EBCC(CrowdModel):
         }
 
     def _objective(self, data, params, items, stats):
-        """The ELBO per item (Li et al. 2019, section 4).  With q(z, g) set
+        """The ELBO of the mean-field q (Li et al. 2019), per item.  With q(z, g) set
         by the local step, the expected log joint of the items plus their
         entropy is Σ_i log Σ_km exp(E log τ_k + E log π_km + Σ_j E log
         v_jkm[y_ij]), the kernel's ``loglik``; the rest is -KL of the

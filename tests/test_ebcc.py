@@ -15,7 +15,7 @@ from skcrowd.datasets import load_rte
 
 
 def simulate(tau, pi, v, n_items, ratings_per_item, rng):
-    """Ratings from EBCC's generative model (Li et al. 2019, section 3):
+    """Ratings from EBCC's generative model (Li et al. 2019):
     z ~ Cat(τ), g ~ Cat(π_z), each of ``ratings_per_item`` distinct raters
     labels from v[j, z, g]."""
     n_raters, n_classes, n_subtypes, _ = v.shape
@@ -132,18 +132,18 @@ def test_dirichlet_terms_match_scipy(side):
 
 @pytest.fixture(scope="module")
 def simulated():
-    """Two classes, the first with two subtypes; on the second, a bloc of
-    two raters in five (correlated errors given the true class) says class
-    1, the others mostly class 0."""
+    """Two classes, the first with two subtypes; on the second (40% of its
+    items), half of the raters (a bloc: errors correlated given the true
+    class) mostly say class 1, the others mostly class 0."""
     rng = np.random.default_rng(0)
     n_raters = 20
-    fooled = np.arange(n_raters) < 8
+    fooled = np.arange(n_raters) < 10
     v = np.empty((n_raters, 2, 2, 2))
     v[:, 0, 0] = [0.85, 0.15]
-    v[:, 0, 1] = np.where(fooled[:, None], [0.05, 0.95], [0.8, 0.2])
+    v[:, 0, 1] = np.where(fooled[:, None], [0.15, 0.85], [0.9, 0.1])
     v[:, 1, :] = [0.15, 0.85]
     tau = np.array([0.6, 0.4])
-    pi = np.array([[0.5, 0.5], [0.5, 0.5]])
+    pi = np.array([[0.6, 0.4], [0.5, 0.5]])
     ratings, truth = simulate(tau, pi, v, 1500, 8, rng)
     return ratings, truth, tau
 
@@ -160,11 +160,11 @@ def test_recovers_prevalence_and_labels(simulated):
 def test_correlated_raters_beat_dawid_skene(simulated):
     """Where the bloc outvotes the others on the second subtype, Dawid–Skene
     (independent raters) calls the item class 1; EBCC learns the subtype
-    and its bloc (Li et al. 2019, section 3)."""
+    and its bloc (Li et al. 2019, the model's point)."""
     ratings, truth, _ = simulated
-    ebcc = np.mean(EBCC(n_subtypes=2, random_state=0).fit(ratings).predict(ratings) == truth)
     ds = np.mean(DawidSkene().fit(ratings).predict(ratings) == truth)
-    assert ebcc > ds + 0.05
+    for model in (EBCC(random_state=0), EBCC(n_init=3, random_state=1)):
+        assert np.mean(model.fit(ratings).predict(ratings) == truth) > ds + 0.02
 
 
 @pytest.mark.parametrize("gold", [False, True])
