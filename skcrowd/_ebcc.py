@@ -329,6 +329,8 @@ class EBCC(CrowdModel):
         posterior = params["mu"].reshape(J, K, K, M).transpose(0, 2, 3, 1)
         for name, value in self._rater_means(np.ascontiguousarray(posterior)).items():
             setattr(self, name, value)
+        # the fit's priors (a rater table's size) are not kept with the model
+        self.__dict__.pop("_fit_priors", None)
 
     def _kernel_table(self, rater_values):
         """``[j, k, m, l]`` values in the kernels' layout ``[j l, k M + m]``."""
