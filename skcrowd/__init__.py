@@ -15,6 +15,7 @@ _SOURCES = {
     "AutoCrowd": "._auto",
     "CrowdClassifier": "._classifier",
     "DawidSkene": "._dawid_skene",
+    "EBCC": "._ebcc",
     "GLAD": "._glad",
     "IRT3PL": "._irt",
     "MACE": "._mace",

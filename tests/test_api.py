@@ -234,8 +234,9 @@ def _empty_forms(X):
             "wide": pd.DataFrame(X).iloc[:0], "array": X[:0]}
 
 
-@pytest.mark.parametrize("name", ["DawidSkene", "GLAD", "IRT3PL", "MACE", "MajorityVote",
-                                  "MeanRating", "MedianRating", "OrdinalMixture"])
+@pytest.mark.parametrize("name", ["DawidSkene", "EBCC", "GLAD", "IRT3PL", "MACE",
+                                  "MajorityVote", "MeanRating", "MedianRating",
+                                  "OrdinalMixture"])
 def test_empty_input_after_fit_is_a_value_error_naming_it(name):
     """Non-regression: empty input after fit gave empty results and score() NaN."""
     # A long table with no rows (or a Ratings with no items) gave empty

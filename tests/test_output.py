@@ -159,6 +159,7 @@ def binary_models(crowd):
 
 RATER_COLUMNS = {
     "DawidSkene": ["accuracy", "recall_0", "recall_1"],
+    "EBCC": ["accuracy", "recall_0", "recall_1"],
     "GLAD": ["ability"],
     "IRT3PL": ["sensitivity", "specificity", "alpha_sens", "alpha_spec"],
     "MACE": ["accuracy", "competence"],
