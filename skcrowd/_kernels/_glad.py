@@ -329,6 +329,8 @@ def libm(ufunc, x):
     acceptance (``t_value >= value``) must go the same way on both paths.
     """
     x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        return ufunc(x[::-1])[::-1]
     flat = np.ascontiguousarray(x).ravel()
     return ufunc(flat[::-1])[::-1].reshape(x.shape)
 
@@ -373,7 +375,7 @@ def item_terms_numpy(rows, a, label, b, log_km1, n_classes):
     the kernel's order (``np.bincount`` adds in rating order)."""
     local, n = rows.local, rows.n_rows
     beta = libm(np.exp, np.minimum(b, 700.0))
-    t = np.clip(a * beta[local], -T_MAX, T_MAX)
+    t = np.minimum(np.maximum(a * beta[local], -T_MAX), T_MAX)
     e = libm(np.exp, -np.abs(t))
     up = t >= 0.0
     s = np.where(up, 1.0 / (1.0 + e), e / (1.0 + e))
@@ -384,11 +386,10 @@ def item_terms_numpy(rows, a, label, b, log_km1, n_classes):
                               minlength=n * n_classes).reshape(n, n_classes)
     # Σ log1p(e_n) as the kernel takes it: products of 512 factors in rating
     # order, the log of each full one added up, plus the log of the rest.
-    chunk = rows.position // 512
-    starts = np.flatnonzero(np.diff(local, prepend=-1) | np.diff(chunk, prepend=-1))
+    starts = np.flatnonzero(rows.position % 512 == 0)
     products = np.multiply.reduceat(1.0 + e, starts) if len(e) else np.empty(0)
     chunk_row = local[starts]
-    full = (chunk[starts] + 1) * 512 <= rows.lengths[chunk_row]
+    full = rows.position[starts] + 512 <= rows.lengths[chunk_row]
     logs = np.bincount(chunk_row[full], weights=libm(np.log, products[full]), minlength=n)
     rest = np.ones(n)
     rest[chunk_row[~full]] = products[~full]
