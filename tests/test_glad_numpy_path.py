@@ -266,6 +266,21 @@ def test_item_step_twin_matches_its_kernel(n_classes, max_steps, search, gold):
                                        err_msg=name)
 
 
+@pytest.mark.parametrize("n_items", [0, 3])
+def test_item_step_twin_matches_its_kernel_without_ratings(n_items):
+    # a Dask partition can hold items without ratings, or no items at all
+    item_ptr = np.zeros(n_items + 1, dtype=np.int64)
+    rater = label = np.empty(0, dtype=np.int32)
+    alpha, log_prior = np.array([0.5, 1.5]), np.log([0.3, 0.7])
+    for max_steps, grid in ((1, np.empty(0)), (0, 1.0 + 0.75 * np.arange(-8, 9))):
+        args = (item_ptr, rater, label, alpha, log_prior, np.zeros((0, 2)), max_steps, grid,
+                np.ones(n_items), 2)
+        twin = _item_step(kernels.item_step.numpy, *args)
+        kernel = _item_step(kernels.item_step.jit.serial, *args)
+        for name in twin:
+            np.testing.assert_array_equal(twin[name], kernel[name], err_msg=name)
+
+
 @pytest.mark.parametrize("n_classes", [2, 4])
 def test_item_marginal_twin_matches_its_kernel(n_classes):
     item_ptr, rater, label, alpha, log_prior = _problem(40 + n_classes, n_classes,

@@ -335,6 +335,13 @@ def libm(ufunc, x):
     return ufunc(flat[::-1])[::-1].reshape(x.shape)
 
 
+def _sums(index, weights, minlength):
+    """``np.bincount(index, weights, minlength)``, float64 also when there
+    is nothing to add (numpy then returns integers)."""
+    return np.bincount(index, weights=weights, minlength=minlength).astype(np.float64,
+                                                                          copy=False)
+
+
 class _Rows:
     """The ratings of a set of item pass rows, for the numpy twins: each row
     is one item at one b (the same item may appear in several rows).
@@ -379,10 +386,10 @@ def item_terms_numpy(rows, a, label, b, log_km1, n_classes):
     e = libm(np.exp, -np.abs(t))
     up = t >= 0.0
     s = np.where(up, 1.0 / (1.0 + e), e / (1.0 + e))
-    positive = np.bincount(local, weights=np.where(up, t, 0.0), minlength=n)
-    slope = np.bincount(local, weights=-(s * t), minlength=n)
-    curvature = np.bincount(local, weights=-(s * (1.0 - s) * t * t + s * t), minlength=n)
-    class_terms = np.bincount(local * n_classes + label, weights=t,
+    positive = _sums(local, weights=np.where(up, t, 0.0), minlength=n)
+    slope = _sums(local, weights=-(s * t), minlength=n)
+    curvature = _sums(local, weights=-(s * (1.0 - s) * t * t + s * t), minlength=n)
+    class_terms = _sums(local * n_classes + label, weights=t,
                               minlength=n * n_classes).reshape(n, n_classes)
     # Σ log1p(e_n) as the kernel takes it: products of 512 factors in rating
     # order, the log of each full one added up, plus the log of the rest.
@@ -390,7 +397,7 @@ def item_terms_numpy(rows, a, label, b, log_km1, n_classes):
     products = np.multiply.reduceat(1.0 + e, starts) if len(e) else np.empty(0)
     chunk_row = local[starts]
     full = rows.position[starts] + 512 <= rows.lengths[chunk_row]
-    logs = np.bincount(chunk_row[full], weights=libm(np.log, products[full]), minlength=n)
+    logs = _sums(chunk_row[full], weights=libm(np.log, products[full]), minlength=n)
     rest = np.ones(n)
     rest[chunk_row[~full]] = products[~full]
     base = -positive - (logs + libm(np.log, rest)) - rows.lengths * log_km1
@@ -536,9 +543,9 @@ class _ItemProblem:
                 soft = np.maximum(t, 0.0) + libm(np.log1p, libm(np.exp, -np.abs(t))) + log_km1
             cost = np.where(t > 36.0, t + log_km1, np.where(t < -36.0, log_km1, soft))
             cells = rows.local[:, None] * n_grid + np.arange(n_grid)[None, :]
-            values = np.bincount(cells.ravel(), weights=-cost.ravel(),
+            values = _sums(cells.ravel(), weights=-cost.ravel(),
                                  minlength=n_items * n_grid).reshape(n_items, n_grid)
-            terms = np.bincount((cells * n_classes + self.label[:, None]).ravel(),
+            terms = _sums((cells * n_classes + self.label[:, None]).ravel(),
                                 weights=t.ravel(), minlength=n_items * n_grid * n_classes)
             terms = terms.reshape(n_items, n_grid, n_classes)
         terms += (self.prior + self.counts * log_km1)[:, None, :]
@@ -574,10 +581,10 @@ def add_rater_terms_numpy(rows, rater, label, beta, weights, sigma, block, out):
     key = block[local] * n_raters + rater
     size = n_blocks * n_raters
     flat = out.reshape(size, 4)
-    flat[:, 0] += np.bincount(key, weights=(weights[local, label] - sigma) * item_beta,
+    flat[:, 0] += _sums(key, weights=(weights[local, label] - sigma) * item_beta,
                               minlength=size)
-    flat[:, 1] += np.bincount(key, weights=-(sigma * (1.0 - sigma) * b2), minlength=size)
-    flat[:, 2] += np.bincount(key, weights=0.25 * b2, minlength=size)
+    flat[:, 1] += _sums(key, weights=-(sigma * (1.0 - sigma) * b2), minlength=size)
+    flat[:, 2] += _sums(key, weights=0.25 * b2, minlength=size)
     np.fmax.at(flat[:, 3], key, item_beta)
 
 
