@@ -19,6 +19,11 @@ dt/db = t the derivatives in b are
     T_k = Σ_{n: l_n = k} t_n.
 
 With K = 1 there is nothing to get wrong: every rating has probability 1.
+
+Below :data:`NUMPY_MAX_RATINGS` ratings the item pass and the marginal run
+numpy twins (:func:`item_step_numpy`, :func:`item_marginal_numpy`) that take
+every item's steps in lockstep with the kernels' sums and rounding, so that
+a first fit compiles nothing and both paths give the same fit.
 """
 
 import numpy as np
