@@ -19,6 +19,11 @@ dt/db = t the derivatives in b are
     T_k = Σ_{n: l_n = k} t_n.
 
 With K = 1 there is nothing to get wrong: every rating has probability 1.
+
+Below :data:`NUMPY_MAX_RATINGS` ratings the item pass and the marginal run
+numpy twins (:func:`item_step_numpy`, :func:`item_marginal_numpy`) that take
+every item's steps in lockstep with the kernels' sums and rounding, so that
+a first fit compiles nothing and both paths give the same fit.
 """
 
 import numpy as np
@@ -310,6 +315,338 @@ def n_item_blocks(n_items, n_raters):
     return max(1, min(256, n_items, 2_000_000 // max(n_raters, 1)))
 
 
+#: below this many ratings GLAD's item kernels run their numpy twins (its
+#: own limit, not :data:`._config.NUMPY_MAX_RATINGS`: a GLAD item pass does
+#: a Newton search per item, and its twin pays per pass far more than the
+#: Dawid-Skene twins do; measured in doc/first_run.rst)
+NUMPY_MAX_RATINGS = 20_000
+
+
+def libm(ufunc, x):
+    """``ufunc(x)`` (``np.exp``, ``np.log``, ``np.log1p``) rounded as the
+    compiled kernels round it.
+
+    On CPUs with AVX512 numpy evaluates these over contiguous arrays with
+    its own SIMD code, whose last bit differs from the C library's for ~5%
+    of the arguments of ``exp``; over a reversed view it calls the C
+    library, as numba's scalar code does.  The twins need the same bits:
+    near an item's mode a Newton step's gain is below rounding, and its
+    acceptance (``t_value >= value``) must go the same way on both paths.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        return ufunc(x[::-1])[::-1]
+    flat = np.ascontiguousarray(x).ravel()
+    return ufunc(flat[::-1])[::-1].reshape(x.shape)
+
+
+def _sums(index, weights, minlength):
+    """``np.bincount(index, weights, minlength)``, float64 also when there
+    is nothing to add (numpy then returns integers)."""
+    return np.bincount(index, weights=weights, minlength=minlength).astype(np.float64,
+                                                                          copy=False)
+
+
+class _Rows:
+    """The ratings of a set of item pass rows, for the numpy twins: each row
+    is one item at one b (the same item may appear in several rows).
+
+    ``source`` indexes the kernel's rating arrays (each row's ratings in
+    their order, rows in order), ``local`` gives each of those ratings' row.
+    """
+
+    def __init__(self, item_ptr, items):
+        lengths = (item_ptr[items + 1] - item_ptr[items]).astype(np.int64)
+        first = np.zeros(len(items) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=first[1:])
+        self.n_rows = len(items)
+        self.items = items
+        self.lengths = lengths
+        self.local = np.repeat(np.arange(len(items)), lengths)
+        # position of each rating within its row
+        self.position = np.arange(first[-1], dtype=np.int64) - first[self.local]
+        self.source = item_ptr[items][self.local] + self.position
+
+    def take(self, keep):
+        """The rows ``keep`` (a boolean mask) of these rows."""
+        sub = object.__new__(_Rows)
+        on = keep[self.local]
+        sub.n_rows = int(keep.sum())
+        sub.items = self.items[keep]
+        sub.lengths = self.lengths[keep]
+        sub.local = (np.cumsum(keep) - 1)[self.local[on]]
+        sub.position = self.position[on]
+        sub.source = self.source[on]
+        return sub
+
+
+def item_terms_numpy(rows, a, label, b, log_km1, n_classes):
+    """:func:`item_terms` for every row at once: ``a`` and ``label`` are the
+    rows' ratings' abilities and labels, ``b`` one value per row.  Returns
+    ``(base, slope, curvature, class_terms, sigma)``, the per-row sums in
+    the kernel's order (``np.bincount`` adds in rating order)."""
+    local, n = rows.local, rows.n_rows
+    beta = libm(np.exp, np.minimum(b, 700.0))
+    t = np.minimum(np.maximum(a * beta[local], -T_MAX), T_MAX)
+    e = libm(np.exp, -np.abs(t))
+    up = t >= 0.0
+    s = np.where(up, 1.0 / (1.0 + e), e / (1.0 + e))
+    positive = _sums(local, weights=np.where(up, t, 0.0), minlength=n)
+    slope = _sums(local, weights=-(s * t), minlength=n)
+    curvature = _sums(local, weights=-(s * (1.0 - s) * t * t + s * t), minlength=n)
+    class_terms = _sums(local * n_classes + label, weights=t,
+                              minlength=n * n_classes).reshape(n, n_classes)
+    # Σ log1p(e_n) as the kernel takes it: products of 512 factors in rating
+    # order, the log of each full one added up, plus the log of the rest.
+    starts = np.flatnonzero(rows.position % 512 == 0)
+    products = np.multiply.reduceat(1.0 + e, starts) if len(e) else np.empty(0)
+    chunk_row = local[starts]
+    full = rows.position[starts] + 512 <= rows.lengths[chunk_row]
+    logs = _sums(chunk_row[full], weights=libm(np.log, products[full]), minlength=n)
+    rest = np.ones(n)
+    rest[chunk_row[~full]] = products[~full]
+    base = -positive - (logs + libm(np.log, rest)) - rows.lengths * log_km1
+    return base, slope, curvature, class_terms, s
+
+
+def normalize_log_rows_kernel(weights):
+    """:func:`._common.normalize_log_inplace` on every row of ``weights``
+    (overwritten), in its order of operations: returns the log normalisers."""
+    n, n_classes = weights.shape
+    top = weights.max(axis=1)
+    with np.errstate(invalid="ignore"):
+        shifted = libm(np.exp, weights - top[:, None])
+    total = np.zeros(n)
+    for k in range(n_classes):
+        total += shifted[:, k]
+    finite = top != -np.inf
+    weights[finite] = shifted[finite] / total[finite, None]
+    weights[~finite] = 1.0 / n_classes
+    return np.where(finite, top + libm(np.log, np.where(finite, total, 1.0)), -np.inf)
+
+
+def item_objective_numpy(rows, a, label, prior, counts, b, log_km1, b_mean, b_precision):
+    """:func:`item_objective` for every row at once (``prior`` and
+    ``counts`` one row each, ``a`` / ``label`` the rows' ratings).  Returns
+    ``(value, gradient, hessian, weights, sigma)``."""
+    n_classes = prior.shape[1]
+    d = b - b_mean
+    value = -0.5 * b_precision * d * d
+    gradient = -b_precision * d
+    hessian = np.full(rows.n_rows, -b_precision)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if n_classes > 1:
+            base, slope, curvature, terms, sigma = item_terms_numpy(
+                rows, a, label, b, log_km1, n_classes)
+            weights = prior + terms + counts * log_km1
+            log_marginal = normalize_log_rows_kernel(weights)
+            mean_t = np.zeros(rows.n_rows)
+            for k in range(n_classes):
+                mean_t += weights[:, k] * terms[:, k]
+            var_t = np.zeros(rows.n_rows)
+            for k in range(n_classes):
+                dev = terms[:, k] - mean_t
+                var_t += weights[:, k] * dev * dev
+            rated = rows.lengths > 0
+            value = np.where(rated, value + (base + log_marginal), value)
+            gradient = np.where(rated, gradient + (slope + mean_t), gradient)
+            hessian = np.where(rated, hessian + (curvature + mean_t + var_t), hessian)
+            bare = ~rated
+        else:
+            sigma = np.empty(len(rows.local))
+            weights = np.empty(prior.shape)
+            bare = np.ones(rows.n_rows, dtype=bool)
+        if bare.any():
+            # no ratings (or one class): the prior's weights, normalised and
+            # in the value (the log joint) only when some class is clamped
+            # out, as in the kernel
+            plain = libm(np.exp, prior[bare])
+            total = np.zeros(len(plain))
+            for k in range(n_classes):
+                total += plain[:, k]
+            clamped = (prior[bare] == -np.inf).any(axis=1)
+            plain[clamped] /= total[clamped, None]
+            weights[bare] = plain
+            value[bare] = np.where(clamped, value[bare] + libm(np.log, total), value[bare])
+    return value, gradient, hessian, weights, sigma
+
+
+class _ItemProblem:
+    """One item pass's data for the numpy twins: each item's ratings, its
+    prior (with the evidence) and label counts."""
+
+    def __init__(self, item_ptr, rater, label, alpha, log_prior, evidence, b_mean,
+                 b_precision, step_tol):
+        n_items = item_ptr.shape[0] - 1
+        n_classes = log_prior.shape[0]
+        self.item_ptr = item_ptr
+        self.a = alpha[rater]
+        self.label = label
+        self.n_classes = n_classes
+        self.log_km1 = np.log(n_classes - 1.0) if n_classes > 1 else 0.0
+        self.b_mean, self.b_precision, self.step_tol = b_mean, b_precision, step_tol
+        self.prior = np.repeat(log_prior[None, :], n_items, axis=0)
+        if evidence.shape[0] > 0:
+            self.prior = self.prior + evidence
+        self.all = _Rows(item_ptr, np.arange(n_items))
+        self.counts = np.bincount(self.all.local * n_classes + label,
+                                  minlength=n_items * n_classes).reshape(n_items, n_classes)
+        self.counts = self.counts.astype(np.float64)
+
+    def objective(self, rows, b):
+        """:func:`item_objective` of ``rows`` at ``b``."""
+        return item_objective_numpy(rows, self.a[rows.source], self.label[rows.source],
+                                    self.prior[rows.items], self.counts[rows.items], b,
+                                    self.log_km1, self.b_mean, self.b_precision)
+
+    def fit(self, rows, b, max_steps):
+        """:func:`fit_item` for every row at once, from ``b``: each row's
+        steps, halvings and stops as the kernel takes them.  Returns
+        ``(b, value)``."""
+        b = np.array(b, dtype=np.float64)
+        value, gradient, hessian = self.objective(rows, b)[:3]
+        active = np.ones(rows.n_rows, dtype=bool)
+        precision = self.b_precision
+        for _ in range(max_steps):
+            if not active.any():
+                break
+            curv = np.where(hessian < -1e-3 * precision, hessian, -precision)
+            step = np.clip(-gradient / curv, -MAX_STEP, MAX_STEP)
+            active &= ~(np.abs(step) < self.step_tol)
+            pending = active.copy()
+            accepted = np.zeros(rows.n_rows, dtype=bool)
+            trial = b.copy()
+            for _h in range(MAX_HALVINGS):
+                if not pending.any():
+                    break
+                sub = rows.take(pending)
+                t_b = b[pending] + step[pending]
+                t_value, t_gradient, t_hessian = self.objective(sub, t_b)[:3]
+                ok = t_value >= value[pending]
+                where = np.flatnonzero(pending)[ok]
+                trial[where] = t_b[ok]
+                value[where], gradient[where], hessian[where] = (
+                    t_value[ok], t_gradient[ok], t_hessian[ok])
+                accepted[where] = True
+                pending[where] = False
+                step[pending] *= 0.5
+            b = np.where(accepted, trial, b)
+            active &= accepted & ~(np.abs(step) < self.step_tol)
+        return b, value
+
+    def grid_maxima(self, grid):
+        """:func:`grid_maxima` of every item: ``(first, second)`` grid
+        indices, -1 where there is none."""
+        rows, n_classes, log_km1 = self.all, self.n_classes, self.log_km1
+        n_items, n_grid = rows.n_rows, grid.shape[0]
+        values = np.zeros((n_items, n_grid))
+        terms = np.zeros((n_items, n_grid, n_classes))
+        if n_classes > 1:
+            grid_beta = libm(np.exp, np.minimum(grid, 700.0))
+            t = np.clip(self.a[:, None] * grid_beta[None, :], -T_MAX, T_MAX)
+            with np.errstate(over="ignore"):
+                soft = np.maximum(t, 0.0) + libm(np.log1p, libm(np.exp, -np.abs(t))) + log_km1
+            cost = np.where(t > 36.0, t + log_km1, np.where(t < -36.0, log_km1, soft))
+            cells = rows.local[:, None] * n_grid + np.arange(n_grid)[None, :]
+            values = _sums(cells.ravel(), weights=-cost.ravel(),
+                                 minlength=n_items * n_grid).reshape(n_items, n_grid)
+            terms = _sums((cells * n_classes + self.label[:, None]).ravel(),
+                                weights=t.ravel(), minlength=n_items * n_grid * n_classes)
+            terms = terms.reshape(n_items, n_grid, n_classes)
+        terms += (self.prior + self.counts * log_km1)[:, None, :]
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            top = terms.max(axis=2)
+            shifted = libm(np.exp, terms - top[:, :, None])
+            total = np.zeros((n_items, n_grid))
+            for k in range(n_classes):
+                total += shifted[:, :, k]
+            d = grid - self.b_mean
+            values += top + libm(np.log, total) - 0.5 * self.b_precision * d * d
+        previous = np.concatenate([np.full((n_items, 1), -np.inf), values[:, :-1]], axis=1)
+        following = np.concatenate([values[:, 1:], np.full((n_items, 1), -np.inf)], axis=1)
+        candidates = np.where((values >= previous) & (values > following), values, -np.inf)
+        first = np.argmax(candidates, axis=1)
+        found = candidates[np.arange(n_items), first] > -np.inf
+        first = np.where(found, first, -1)
+        candidates[np.arange(n_items)[found], first[found]] = -np.inf
+        second = np.argmax(candidates, axis=1)
+        found = candidates[np.arange(n_items), second] > -np.inf
+        second = np.where(found, second, -1)
+        return first, second
+
+
+def add_rater_terms_numpy(rows, rater, label, beta, weights, sigma, block, out):
+    """:func:`add_rater_terms` for every item of ``rows`` at once, each into
+    the statistics of its block ``out[block[i]]`` (the sums in rating
+    order)."""
+    n_blocks, n_raters = out.shape[0], out.shape[1]
+    local = rows.local
+    item_beta = beta[local]
+    b2 = item_beta * item_beta
+    key = block[local] * n_raters + rater
+    size = n_blocks * n_raters
+    flat = out.reshape(size, 4)
+    flat[:, 0] += _sums(key, weights=(weights[local, label] - sigma) * item_beta,
+                              minlength=size)
+    flat[:, 1] += _sums(key, weights=-(sigma * (1.0 - sigma) * b2), minlength=size)
+    flat[:, 2] += _sums(key, weights=0.25 * b2, minlength=size)
+    np.fmax.at(flat[:, 3], key, item_beta)
+
+
+def item_step_numpy(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_precision,
+                    max_steps, step_tol, grid, log_beta, beta, posterior, loglik,
+                    rater_stats, sigma):
+    """:func:`item_step` in numpy: every item's candidates, steps and
+    halvings as the kernel takes them, vectorised over the items."""
+    problem = _ItemProblem(item_ptr, rater, label, alpha, log_prior, evidence, b_mean,
+                           b_precision, step_tol)
+    rows = problem.all
+    n_items = rows.n_rows
+    b = np.array(log_beta, dtype=np.float64)
+    value = np.full(n_items, -np.inf)
+    if max_steps > 0:
+        b, value = problem.fit(rows, b, max_steps)
+    if grid.shape[0] > 0:
+        for g in problem.grid_maxima(grid):
+            keep = g >= 0
+            trial_b, trial_value = problem.fit(rows.take(keep), grid[g[keep]], SEARCH_STEPS)
+            where = np.flatnonzero(keep)
+            better = trial_value > value[where]
+            b[where[better]] = trial_b[better]
+            value[where[better]] = trial_value[better]
+    value, _g, _h, weights, s = problem.objective(rows, b)
+    log_beta[:] = b
+    beta[:] = libm(np.exp, b)
+    d = b - b_mean
+    loglik[:] = value + 0.5 * b_precision * d * d
+    posterior[:] = weights
+    sigma[rows.source] = s
+    if rater_stats.shape[0] > 0:
+        rater_stats[:] = 0.0
+        if problem.n_classes > 1:
+            n_blocks = rater_stats.shape[0]
+            starts = np.arange(n_blocks) * n_items // n_blocks
+            block = np.searchsorted(starts, np.arange(n_items), side="right") - 1
+            add_rater_terms_numpy(rows, rater, label, beta, weights, s, block, rater_stats)
+
+
+def item_marginal_numpy(item_ptr, rater, label, alpha, log_prior, nodes, log_weights,
+                        loglik, node_posterior):
+    """:func:`item_marginal` in numpy: one row per (item, node)."""
+    n_items, n_nodes = item_ptr.shape[0] - 1, nodes.shape[0]
+    problem = _ItemProblem(item_ptr, rater, label, alpha, log_prior,
+                           np.zeros((0, log_prior.shape[0])), 0.0, 0.0, 0.0)
+    # nodes in groups, so that a group's rows hold ~1e6 ratings at most
+    group = max(1, min(n_nodes, 1_000_000 // max(rater.shape[0], 1)))
+    for first in range(0, n_nodes, group):
+        these = nodes[first:first + group]
+        rows = _Rows(item_ptr, np.repeat(np.arange(n_items), len(these)))
+        value = problem.objective(rows, np.tile(these, n_items))[0]
+        node_posterior[:, first:first + group] = (log_weights[first:first + group][None, :]
+                                                  + value.reshape(n_items, len(these)))
+    loglik[:] = normalize_log_rows_kernel(node_posterior)
+
+
 #: ratings from which GLAD's item-level kernels run in parallel (its
 #: Newton ascents cost far more per rating than a Dawid-Skene E-step)
 PARALLEL_MIN_RATINGS = 10_000
@@ -319,7 +656,7 @@ def _n_ratings(item_ptr, rater, *rest):
     return rater.shape[0]
 
 
-@with_numpy_twin(None, size=_n_ratings)
+@with_numpy_twin(item_step_numpy, size=_n_ratings, limit=NUMPY_MAX_RATINGS)
 @serial_and_parallel(parallel_min=PARALLEL_MIN_RATINGS)
 def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_precision,
               max_steps, step_tol, grid, log_beta, beta, posterior, loglik,
@@ -442,7 +779,7 @@ def item_step(item_ptr, rater, label, alpha, log_prior, evidence, b_mean, b_prec
                                 sigma, rater_stats[block])
 
 
-@with_numpy_twin(None, size=_n_ratings)
+@with_numpy_twin(item_marginal_numpy, size=_n_ratings, limit=NUMPY_MAX_RATINGS)
 @serial_and_parallel(parallel_min=PARALLEL_MIN_RATINGS)
 def item_marginal(item_ptr, rater, label, alpha, log_prior, nodes, log_weights,
                   loglik, node_posterior):
