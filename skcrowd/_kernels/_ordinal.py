@@ -18,9 +18,12 @@ import math
 
 import numpy as np
 from numba import prange
+from scipy.special import digamma as scipy_digamma
+from scipy.special import erfc, gammaln, ndtr
 
 from ._common import digamma, exp_fast, log_fast, serial_and_parallel
-from ._config import jit, with_numpy_twin
+from ._config import jit, use_numpy, with_numpy_twin
+from ._dawid_skene import rating_items
 
 LOG_2PI = math.log(2.0 * math.pi)
 LOG_SQRT_2PI = 0.5 * LOG_2PI
@@ -929,3 +932,341 @@ def item_loglik(item_ptr, rater, label, lower, upper, value, log_spam, ordinal,
         for k in range(idx):
             acc += math.exp(terms[k] - top)
         loglik[m] = top + math.log(acc)
+
+
+# -- numpy twins: OrdinalMixture's fit without the compiler ---------------------------
+# Below NUMPY_MAX_WORK ratings x restarts a fit runs these instead of the
+# kernels above (the model picks once per fit, :func:`use_numpy_path`): the
+# compiled sweep, rater table and group sums cost about 14 s of CPU to
+# compile with an empty cache, more than a fit of that size takes in numpy.
+# They are the same updates vectorised over ratings, items in chunks; they
+# agree with the kernels to rounding (tests/test_ordinal_numpy_path.py).
+
+#: below this many ratings x restarts a fit runs the numpy twins: measured
+#: in doc/first_run.rst (a sweep in numpy costs about 1.3 times the compiled
+#: one at 100,000 ratings and 3.6 times at 200,000)
+NUMPY_MAX_WORK = 200_000
+
+#: items per chunk of the numpy sweep (bounds its per-rating temporaries)
+NUMPY_CHUNK_ITEMS = 8192
+
+
+def use_numpy_path(n_ratings, n_runs=1):
+    """Whether a fit of ``n_runs`` restarts on ``n_ratings`` ratings (or one
+    item pass, ``n_runs=1``) runs the numpy twins (see :func:`use_numpy`)."""
+    return use_numpy(n_ratings * max(int(n_runs), 1), NUMPY_MAX_WORK)
+
+
+def rater_table_numpy(raters, tau_shape, tau_rate, tau_digamma, tau_log_rate, eps, eps_c):
+    """:func:`rater_table` in numpy."""
+    tau_mean = tau_shape / tau_rate
+    raters[:, RATER_TAU] = tau_mean
+    raters[:, RATER_LOG_TAU] = tau_digamma - tau_log_rate
+    raters[:, RATER_SQRT_TAU] = np.sqrt(tau_mean)
+    raters[:, RATER_LN_TAU] = np.log(tau_mean)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # ln 0 = -inf, as the kernel (which also gives -inf for a NaN)
+        raters[:, RATER_LOG_EPS] = np.where(eps > 0.0, np.log(eps), -np.inf)
+        raters[:, RATER_LOG_1MEPS] = np.where(eps_c > 0.0, np.log(eps_c), -np.inf)
+
+
+def start_items_numpy(items, mu, lam, known):
+    """:func:`start_items` in numpy."""
+    items[ITEM_MU] = mu
+    items[ITEM_LAM] = lam
+    items[ITEM_KNOWN] = known
+
+
+def group_sums_numpy(group_ptr, group_items, item_ptr, rater, out, tau_mean,
+                     genuine_sum, error_sum):
+    """:func:`group_sums` in numpy (the same sums in the same order: the
+    ratings of a group in item order)."""
+    n_groups = group_ptr.shape[0] - 1
+    item_group = np.empty(group_items.shape[0], dtype=np.int64)
+    item_group[group_items] = np.repeat(np.arange(n_groups), np.diff(group_ptr))
+    group = item_group[rating_items(item_ptr)]
+    omega = out[:item_ptr[-1], OMEGA]
+    genuine_sum[:] = np.bincount(group, weights=omega, minlength=n_groups)
+    error_sum[:] = np.bincount(
+        group, weights=tau_mean[rater[:item_ptr[-1]]] * omega * out[:item_ptr[-1], ERR],
+        minlength=n_groups)
+
+
+def _clip_numpy(x, lo, hi):
+    """``x`` clipped to [lo, hi] as the kernels' compares do: a NaN ``x``
+    stays NaN, a NaN bound clips nothing."""
+    return np.where(x < lo, lo, np.where(x > hi, hi, x))
+
+
+def log_ndtr_numpy(x):
+    """:func:`log_ndtr` over an array, by the same expressions: in the far
+    tail (a bin of a very precise rater, 1e50 standard deviations out) the
+    density over Z, exp(-x²/2 - log √(2π) - log Φ(x)), is exp of a
+    difference of two numbers near x²/2 that cancel exactly only when both
+    round as the kernel's do (``scipy.special.log_ndtr`` rounds otherwise:
+    exp(±1e83), then inf - inf)."""
+    out = np.empty_like(x)
+    upper = x > 0.0
+    out[upper] = np.log1p(-0.5 * erfc(x[upper] * SQRT_HALF))
+    mid = (x <= 0.0) & (x > -30.0)
+    out[mid] = np.log(0.5 * erfc(-x[mid] * SQRT_HALF))
+    low = x <= -30.0
+    t = x[low]
+    inv = 1.0 / (t * t)
+    series = 1.0 - inv * (1.0 - 3.0 * inv * (1.0 - 5.0 * inv * (1.0 - 7.0 * inv * (
+        1.0 - 9.0 * inv * (1.0 - 11.0 * inv)))))
+    out[low] = np.where(t == -np.inf, -np.inf,
+                        -0.5 * t * t - np.log(-t) - LOG_SQRT_2PI + np.log(series))
+    return out
+
+
+def truncnorm_std_numpy(lo, hi):
+    """:func:`truncnorm_std` over arrays: ``(log_z, mean, var)``.
+
+    A bin whose CDFs differ enough (in the lower tail, after the flip of
+    :func:`bin_cdfs`) takes the direct difference and densities over its
+    mass; the rest, far in a tail, log Φ by :func:`log_ndtr_numpy` and the
+    densities over Z in log space.  Clipped as the kernel clips:
+    the mean to [lo, hi], the variance to Popoviciu's [0, (hi - lo)²/4].
+    """
+    with np.errstate(all="ignore"):  # IEEE arithmetic: inf and NaN are masked
+        return _truncnorm_std_numpy(lo, hi)
+
+
+def _truncnorm_std_numpy(lo, hi):
+    flip = lo + hi > 0.0
+    a = np.where(flip, -hi, lo)
+    b = np.where(flip, -lo, hi)
+    cdf_a = ndtr(a)
+    cdf_b = ndtr(b)
+    direct = (b > -30.0) & (cdf_a < 0.5 * cdf_b)
+    mass = np.where(direct, cdf_b - cdf_a, 1.0)
+    log_z = np.log(mass)
+    # φ(x) / Z; an infinite end has density 0 and adds nothing to the variance
+    dens_lo = np.exp(-0.5 * lo * lo) * (INV_SQRT_2PI / mass)
+    dens_hi = np.exp(-0.5 * hi * hi) * (INV_SQRT_2PI / mass)
+    far = np.flatnonzero(~direct)
+    if far.shape[0]:
+        a_f, b_f, lo_f, hi_f = a[far], b[far], lo[far], hi[far]
+        log_hi = log_ndtr_numpy(b_f)
+        log_lo = log_ndtr_numpy(a_f)
+        log_z_f = np.where(log_lo == -np.inf, log_hi,
+                           log_hi + np.log(-np.expm1(log_lo - log_hi)))
+        log_z[far] = log_z_f
+        dens_lo[far] = np.where(lo_f == -np.inf, 0.0,
+                                np.exp(-0.5 * lo_f * lo_f - LOG_SQRT_2PI - log_z_f))
+        dens_hi[far] = np.where(hi_f == np.inf, 0.0,
+                                np.exp(-0.5 * hi_f * hi_f - LOG_SQRT_2PI - log_z_f))
+    mean = dens_lo - dens_hi
+    var = (1.0 + np.where(lo > -np.inf, lo * dens_lo, 0.0)
+           - np.where(hi < np.inf, hi * dens_hi, 0.0) - mean * mean)
+    width = hi - lo
+    return (log_z, _clip_numpy(mean, lo, hi), _clip_numpy(var, 0.0, 0.25 * width * width))
+
+
+def _gamma_kl_numpy(shape, rate, prior_shape, prior_rate):
+    """:func:`gamma_kl` over arrays."""
+    return ((shape - prior_shape) * scipy_digamma(shape) - gammaln(shape)
+            + gammaln(prior_shape) + prior_shape * (np.log(rate) - np.log(prior_rate))
+            + shape * (prior_rate - rate) / rate)
+
+
+def _rating_factors_numpy(nu, lam, d_mean, d_log, item, j, r, rater_rows, scale, ordinal,
+                          spam):
+    """One sweep's factors of each rating (the first part of
+    :func:`_update_item`), its item's q(z) at ``nu`` (mean) and ``lam``,
+    its difficulty at ``d_mean``, ``d_log`` (per item, indexed by ``item``):
+    ``(x̄, Var x, ω, 1 - ω, its share of F without the z and δ terms)``."""
+    tau = rater_rows[:, RATER_TAU]
+    log_tau = rater_rows[:, RATER_LOG_TAU]
+    log_eps = rater_rows[:, RATER_LOG_EPS]
+    log_1meps = rater_rows[:, RATER_LOG_1MEPS]
+    d_r = d_mean[item]
+    rho = tau * d_r
+    nu_r = nu[item]
+    log_spam = scale[SCALE_LOG_SPAM, r]
+    if ordinal:
+        d_ln = np.log(d_mean)[item]
+        s = rater_rows[:, RATER_SQRT_TAU] * np.sqrt(d_mean)[item]
+        lo = (scale[SCALE_LOWER, r] - nu_r) * s
+        hi = (scale[SCALE_UPPER, r] - nu_r) * s
+        log_z, mean, var = truncnorm_std_numpy(lo, hi)
+        xbar = nu_r + mean / s
+        xvar = var / rho
+        ln_tau = rater_rows[:, RATER_LN_TAU]
+        # entropy of TN = log √(2π/ρ) + log Z + E[t²]/2
+        entropy = 0.5 * (LOG_2PI - ln_tau - d_ln) + log_z + 0.5 * (var + mean * mean)
+        t = (log_eps - log_1meps - log_spam + 0.5 * (log_tau + d_log[item] - ln_tau - d_ln)
+             - 0.5 * rho / lam[item] + log_z)
+    else:
+        # the value plus a uniform rounding error over its bin (see _update_item)
+        width = scale[SCALE_UPPER, r] - scale[SCALE_LOWER, r]
+        xbar = scale[SCALE_VALUE, r]
+        xvar = width * width / 12.0
+        entropy = 0.0
+        dev = xbar - nu_r
+        t = (log_eps - log_1meps - log_spam + 0.5 * (log_tau + d_log[item] - LOG_2PI)
+             - 0.5 * rho * (dev * dev + xvar + 1.0 / lam[item]))
+    if spam:
+        # ω and 1 - ω each from its own expression (see _bernoulli)
+        e = np.exp(-np.abs(t))
+        log1pe = np.log1p(e)
+        positive = t >= 0.0
+        w = np.where(positive, 1.0, e) / (1.0 + e)
+        wc = np.where(positive, e, 1.0) / (1.0 + e)
+        log_w = np.where(positive, 0.0, t) - log1pe
+        log_wc = np.where(positive, -t, 0.0) - log1pe
+        part = (np.where(w > 0.0, w * (log_eps + 0.5 * log_tau - LOG_SQRT_2PI + entropy
+                                       - log_w), 0.0)
+                + np.where(wc > 0.0, wc * (log_1meps + log_spam - log_wc), 0.0))
+    else:
+        w = np.ones_like(t)
+        wc = np.zeros_like(t)
+        part = log_eps + 0.5 * log_tau - LOG_SQRT_2PI + entropy
+    return xbar, xvar, w, wc, part
+
+
+def _sweep_chunk_numpy(m0, m1, item_ptr, rater, label, item_group, scale, raters, groups,
+                       items, out, hyper, ordinal, spam, item_delta, max_sweeps, tol, acc,
+                       write_out):
+    """:func:`_update_item` for items ``m0:m1`` at once: every item sweeps
+    until it stops (μ and δ̄ move less than ``tol``) or ``max_sweeps``;
+    adds the chunk's by-rater sums to ``acc``."""
+    shape0, rate0, mu0, lam0 = hyper[HYPER_SHAPE], hyper[HYPER_RATE], hyper[HYPER_MU], hyper[
+        HYPER_LAM]
+    n0, n1 = item_ptr[m0], item_ptr[m1]
+    count = np.diff(item_ptr[m0:m1 + 1])
+    n_items = m1 - m0
+    mu = items[ITEM_MU, m0:m1]
+    lam = items[ITEM_LAM, m0:m1]
+    elbo = items[ITEM_ELBO, m0:m1]
+    known = items[ITEM_KNOWN, m0:m1]
+    clamped = ~np.isnan(known)
+    mu[clamped] = known[clamped]
+    lam[clamped] = np.inf
+    if item_delta:
+        d_shape = items[ITEM_DELTA_SHAPE, m0:m1]
+        d_rate = items[ITEM_DELTA_RATE, m0:m1]
+        d_mean = d_shape / d_rate
+        d_log = scipy_digamma(d_shape) - np.log(d_rate)
+    else:
+        g = item_group[m0:m1]
+        d_mean = groups[g, GROUP_DELTA]
+        d_log = groups[g, GROUP_LOG_DELTA]
+    rated = count > 0
+    unrated = ~rated
+    # an item without ratings: q(z_m) is the prior (or the known value)
+    dev0 = known - mu0
+    elbo[unrated & clamped] = (0.5 * math.log(lam0) - LOG_SQRT_2PI
+                               - 0.5 * lam0 * (dev0 * dev0)[unrated & clamped])
+    free = unrated & ~clamped
+    mu[free] = mu0
+    lam[free] = lam0
+    elbo[free] = 0.0
+    # the ratings' columns; ``active`` (items still sweeping) shrinks them
+    item = rating_items(item_ptr[m0:m1 + 1] - n0)
+    j = rater[n0:n1]
+    r = label[n0:n1]
+    rater_rows = raters[j]
+    xbar = np.empty(n1 - n0)
+    xvar = np.empty(n1 - n0)
+    w = np.empty(n1 - n0)
+    wc = np.empty(n1 - n0)
+    part = np.empty(n1 - n0)
+    ratings_part = np.zeros(n_items)
+    active = np.flatnonzero(rated)  # items
+    sel = None  # their ratings (None: all)
+    for _ in range(max_sweeps):
+        if sel is None:
+            factors = _rating_factors_numpy(mu, lam, d_mean, d_log, item, j, r, rater_rows,
+                                            scale, ordinal, spam)
+            xbar[:], xvar[:], w[:], wc[:], part[:] = factors
+            it = item
+            tau = rater_rows[:, RATER_TAU]
+        else:
+            it = item[sel]
+            tau = rater_rows[sel, RATER_TAU]
+            factors = _rating_factors_numpy(mu, lam, d_mean, d_log, it, j[sel], r[sel],
+                                            rater_rows[sel], scale, ordinal, spam)
+            xbar[sel], xvar[sel], w[sel], wc[sel], part[sel] = factors
+        x_s, v_s, w_s = factors[0], factors[1], factors[2]
+        tau_w = tau * w_s
+        weight = np.bincount(it, weights=tau_w, minlength=n_items)[active]
+        weight_x = np.bincount(it, weights=tau_w * x_s, minlength=n_items)[active]
+        ratings_part[active] = np.bincount(it, weights=factors[4], minlength=n_items)[active]
+        mu_old = mu[active]
+        d_old = d_mean[active]
+        # q(z_m) (eq. 4), a known item keeping its value
+        free = ~clamped[active]
+        upd = active[free]
+        lam[upd] = lam0 + d_old[free] * weight[free]
+        mu[upd] = (mu0 * lam0 + d_old[free] * weight_x[free]) / lam[upd]
+        if item_delta:
+            inv_lam = 1.0 / lam[it]
+            dev = x_s - mu[it]
+            e = v_s + dev * dev + inv_lam
+            n_genuine = np.bincount(it, weights=w_s, minlength=n_items)[active]
+            total = np.bincount(it, weights=tau_w * e, minlength=n_items)[active]
+            d_shape[active] = shape0 + 0.5 * n_genuine
+            d_rate[active] = rate0 + 0.5 * total
+            d_mean[active] = d_shape[active] / d_rate[active]
+            d_log[active] = scipy_digamma(d_shape[active]) - np.log(d_rate[active])
+        if max_sweeps == 1:
+            break
+        going = ~((np.abs(mu[active] - mu_old) < tol)
+                  & (np.abs(d_mean[active] - d_old) < tol * d_old))
+        if not going.all():
+            active = active[going]
+            if active.shape[0] == 0:
+                break
+            still = np.zeros(n_items, dtype=bool)
+            still[active] = True
+            sel = np.flatnonzero(still[item])
+    # the z and δ terms of F at the final q(z_m), q(δ_m); E[(x - z)²] per
+    # rating; the by-rater sums (see _item_elbo)
+    inv_lam = 1.0 / lam
+    dev = xbar - mu[item]
+    err = xvar + dev * dev + inv_lam[item]
+    d_r = d_mean[item]
+    ratings_part += np.bincount(
+        item, weights=w * (0.5 * d_log[item] - 0.5 * rater_rows[:, RATER_TAU] * d_r * err),
+        minlength=n_items)
+    n_raters = acc.shape[0]
+    acc[:, 0] += np.bincount(j, weights=wc, minlength=n_raters)
+    acc[:, 1] += np.bincount(j, weights=w, minlength=n_raters)
+    acc[:, 2] += np.bincount(j, weights=d_r * w * err, minlength=n_raters)
+    acc[:, 3] += np.bincount(j, weights=w * err, minlength=n_raters)
+    if write_out:
+        block = out[n0:n1]
+        block[:, OMEGA] = w
+        block[:, OMEGA_C] = wc
+        block[:, ERR] = err
+        block[:, XBAR] = xbar
+        block[:, XVAR] = xvar
+    # the item's share of F (see _item_total)
+    dev0 = mu - mu0
+    total = np.where(
+        clamped, ratings_part + 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0,
+        ratings_part + 0.5 * np.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (dev0 * dev0 + inv_lam))
+    if item_delta:
+        total = total - _gamma_kl_numpy(d_shape, d_rate, shape0, rate0)
+    elbo[rated] = total[rated]
+
+
+def item_sweep_numpy(item_ptr, rater, label, item_group, scale, raters, groups, items,
+                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
+                     rater_acc, write_out):
+    """:func:`item_sweep` in numpy (the same arguments; ``block_ptr`` is
+    unused: items run in chunks of :data:`NUMPY_CHUNK_ITEMS`), the by-rater
+    sums in ``rater_acc[0]``."""
+    n_items = item_ptr.shape[0] - 1
+    acc = rater_acc[0]
+    acc[:, :] = 0.0
+    # the general kernel (several sweeps, the Gaussian link) fills ``out`` always
+    write_out = bool(write_out) or max_sweeps > 1 or not ordinal
+    with np.errstate(all="ignore"):  # the kernels' IEEE arithmetic (inf, NaN masked)
+        for m0 in range(0, n_items, NUMPY_CHUNK_ITEMS):
+            m1 = min(m0 + NUMPY_CHUNK_ITEMS, n_items)
+            _sweep_chunk_numpy(m0, m1, item_ptr, rater, label, item_group, scale, raters,
+                               groups, items, out, hyper, ordinal, spam, item_delta,
+                               int(max_sweeps), tol, acc, write_out)
