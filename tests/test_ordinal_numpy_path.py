@@ -216,6 +216,7 @@ def _assert_same(numpy_fit, jit_fit):
     {"link": "gaussian", "max_iter": 40},
     {"spam": False},
     {"n_init": 3, "max_iter": 60},
+    {"thresholds": [-np.inf, 1.5, 2.5, np.inf]},  # open-ended outer bins
 ])
 def test_same_fit_on_both_paths_trec(trec_part, kwargs):
     ratings, groups = trec_part

@@ -1027,10 +1027,11 @@ def truncnorm_std_numpy(lo, hi):
     (NaN stays NaN; the bounds are never NaN: lo < hi).
     """
     with np.errstate(all="ignore"):  # IEEE arithmetic: inf and NaN are masked
-        return _truncnorm_std_numpy(lo, hi)
+        return _truncnorm_std_numpy(lo, hi, bool(np.isinf(lo).any() or np.isinf(hi).any()))
 
 
-def _truncnorm_std_numpy(lo, hi):
+def _truncnorm_std_numpy(lo, hi, open_ends):
+    # (``open_ends``: whether some bin has an infinite end)
     # the bin flipped to the lower tail (where lo + hi > 0), as bin_cdfs
     a = np.minimum(lo, -hi)
     b = np.minimum(hi, -lo)
@@ -1058,8 +1059,7 @@ def _truncnorm_std_numpy(lo, hi):
     mean = dens_lo - dens_hi
     x_lo = lo * dens_lo
     x_hi = hi * dens_hi
-    if np.isinf(lo[:1]).any() or np.isinf(hi[-1:]).any() or np.isinf(lo).any() or np.isinf(
-            hi).any():
+    if open_ends:
         # an infinite end has density 0 and adds nothing to the variance
         x_lo[lo == -np.inf] = 0.0
         x_hi[hi == np.inf] = 0.0
@@ -1126,12 +1126,13 @@ def _rating_columns_numpy(j, r, tables, n_classes):
 
 
 def _rating_factors_numpy(cols, extreme, it, nu, inv_lam, d_mean, d_log, uniform, ordinal,
-                          spam):
+                          spam, open_ends):
     """One sweep's factors of each rating (the first part of
     :func:`_update_item`) from its columns ``cols``, its item ``it``'s
     q(z) (mean ``nu``, 1/λ ``inv_lam``) and difficulty (E δ ``d_mean``,
     E ln δ ``d_log``; ``uniform``: the same for every item), each per
-    item: ``(x̄, Var x, ω, 1 - ω, its share of F without the z and δ terms)``."""
+    item (``open_ends``: some threshold is infinite): ``(x̄, Var x, ω,
+    1 - ω, its share of F without the z and δ terms)``."""
     tau = cols[COL_TAU]
     nu_r = nu[it]
     # one shared δ (difficulty=None): a scalar rather than a gather
@@ -1142,7 +1143,7 @@ def _rating_factors_numpy(cols, extreme, it, nu, inv_lam, d_mean, d_log, uniform
         s = cols[COL_SQRT_TAU] * at(np.sqrt(d_mean))
         lo = (cols[COL_LOWER] - nu_r) * s
         hi = (cols[COL_UPPER] - nu_r) * s
-        log_z, mean, var = _truncnorm_std_numpy(lo, hi)
+        log_z, mean, var = _truncnorm_std_numpy(lo, hi, open_ends)
         xbar = nu_r + mean / s
         xvar = var / rho
         # entropy of TN = log √(2π/ρ) + log Z + E[t²]/2
@@ -1224,6 +1225,7 @@ def _sweep_numpy(item_ptr, rater, label, item_group, scale, raters, groups, item
     rater = rater[:n_ratings]
     label = label[:n_ratings]
     tables, extreme = _rating_tables_numpy(raters, scale, ordinal)
+    open_ends = not np.all(np.isfinite(scale[SCALE_LOWER:SCALE_UPPER + 1]))
     xbar = np.empty(n_ratings)
     xvar = np.empty(n_ratings)
     w = np.empty(n_ratings)
@@ -1241,7 +1243,7 @@ def _sweep_numpy(item_ptr, rater, label, item_group, scale, raters, groups, item
             it = item[idx]
             cols = _rating_columns_numpy(rater[idx], label[idx], tables, n_classes)
             factors = _rating_factors_numpy(cols, extreme, it, mu, inv_lam, d_mean, d_log,
-                                            uniform, ordinal, spam)
+                                            uniform, ordinal, spam, open_ends)
             xbar[idx], xvar[idx], w[idx], wc[idx] = factors[:4]
             tau_w = cols[COL_TAU] * factors[2]
             weight += np.bincount(it, weights=tau_w, minlength=n_items)
