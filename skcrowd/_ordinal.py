@@ -77,6 +77,14 @@ class _Problem:
             self.known[gold] = self.value[data.gold[gold]]
         # the kernels' fixed blocks of items (from the data's shape only)
         self.block_ptr = item_chunks(data.n_items, 3 * data.n_raters)
+        # the numpy twins or the compiled kernels, for one pass over the
+        # items (predict); a fit decides for its restarts (_init_params)
+        self.numpy = kernels.use_numpy_path(data.n_ratings)
+
+    def kernel(self, name):
+        """The kernel ``name`` of :mod:`._kernels._ordinal` on this
+        problem's path: its numpy twin or the compiled one."""
+        return getattr(kernels, name + "_numpy" if self.numpy else name)
 
     @cached_property
     def item_keys(self):
@@ -456,8 +464,8 @@ class OrdinalMixture(WarmStartMixin, CrowdModel):
             else:
                 g_genuine, g_error = np.empty(C), np.empty(C)
                 data = problem.data
-                kernels.group_sums(problem.group_ptr, problem.group_items, data.item_ptr,
-                                   data.rater, state["out"],
+                problem.kernel("group_sums")(problem.group_ptr, problem.group_items,
+                                             data.item_ptr, data.rater, state["out"],
                                    params["tau_shape"] / params["tau_rate"], g_genuine, g_error)
                 shape = self.difficulty_shape + 0.5 * g_genuine
                 rate = self.difficulty_rate + 0.5 * g_error
@@ -625,6 +633,8 @@ class OrdinalMixture(WarmStartMixin, CrowdModel):
         if on_dask:
             params["seed"] = seed
         else:
+            # every restart of the fit on one path: the work is the restarts'
+            problem.numpy = kernels.use_numpy_path(problem.data.n_ratings, self.n_init)
             params.update(self._item_start(problem, seed))
         step = problem.step
         n_raters = problem.n_raters
@@ -703,11 +713,11 @@ class OrdinalMixture(WarmStartMixin, CrowdModel):
         data = problem.data
         mu0, lam0 = self._prior(problem)
         raters = np.empty((data.n_raters, 6))
-        kernels.rater_table(raters, params["tau_shape"], params["tau_rate"], *_tau_terms(params),
-                            params["eps"], params["eps_c"])
+        problem.kernel("rater_table")(raters, params["tau_shape"], params["tau_rate"],
+                                      *_tau_terms(params), params["eps"], params["eps_c"])
         item_delta = self.difficulty == "item"
         items = np.empty((6, data.n_items))  # a row per quantity (see the kernel)
-        kernels.start_items(items, params["mu"], params["lam"], problem.known)
+        problem.kernel("start_items")(items, params["mu"], params["lam"], problem.known)
         if item_delta:
             items[kernels.ITEM_DELTA_SHAPE] = params["delta_shape"]
             items[kernels.ITEM_DELTA_RATE] = params["delta_rate"]
@@ -723,7 +733,10 @@ class OrdinalMixture(WarmStartMixin, CrowdModel):
         hyper = np.array([self.difficulty_shape, self.difficulty_rate, mu0, lam0], dtype=float)
         block_ptr = problem.block_ptr
         rater_acc = np.empty((len(block_ptr) - 1, data.n_raters, 4))
-        sweep = kernels.item_sweep_parallel if params["parallel"] else kernels.item_sweep_serial
+        if problem.numpy:
+            sweep = kernels.item_sweep_numpy
+        else:
+            sweep = kernels.item_sweep_parallel if params["parallel"] else kernels.item_sweep_serial
         sweep(data.item_ptr, data.rater, data.label, problem.item_group, problem.scale,
               raters, groups, items, out, hyper, ordinal, bool(self.spam),
               item_delta, int(max_sweeps), float(tol), block_ptr, rater_acc, ratings)
@@ -777,8 +790,9 @@ class OrdinalMixture(WarmStartMixin, CrowdModel):
         elif self.difficulty == "group" and "out" in stats:
             C = problem.n_groups
             g_genuine, g_error = np.empty(C), np.empty(C)
-            kernels.group_sums(problem.group_ptr, problem.group_items, data.item_ptr,
-                               data.rater, stats["out"], shape / rate, g_genuine, g_error)
+            problem.kernel("group_sums")(problem.group_ptr, problem.group_items, data.item_ptr,
+                                         data.rater, stats["out"], shape / rate, g_genuine,
+                                         g_error)
             new["delta_shape"] = self.difficulty_shape + 0.5 * g_genuine
             new["delta_rate"] = self.difficulty_rate + 0.5 * g_error
         # (groups on Dask: each partition updates its groups' q(δ) at the

@@ -20,6 +20,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 from skcrowd import MajorityVote, MeanRating, MedianRating, OrdinalMixture
 from skcrowd._base import item_keys, item_uniforms
 from skcrowd._kernels import _ordinal as kernels
+from skcrowd._kernels._config import kernel_path
 from skcrowd._ordinal import _tau_terms
 from skcrowd.datasets import load_trec2010, load_web, make_ordinal
 from skcrowd.metrics import correlation, mean_squared_error, ndcg
@@ -606,6 +607,7 @@ def test_results_do_not_depend_on_n_jobs(small, difficulty):
     np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
 
 
+@kernel_path("jit")  # (the numpy twins have no serial and parallel sides)
 def test_the_last_restart_takes_every_thread(small, monkeypatch):
     # Restarts in two threads run serial sweeps; once the others have ended,
     # the last one's sweeps are parallel, with the same result to the bit.

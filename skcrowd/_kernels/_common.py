@@ -14,6 +14,16 @@ from ._config import jit, start_threads, use_numpy, with_numpy_twin
 #: below this many ratings a parallel kernel costs more to launch than it saves
 PARALLEL_MIN_RATINGS = 100_000
 
+#: below this many ratings the input's one-pass helpers (:func:`count_codes`,
+#: :func:`lookup_codes`, :func:`item_means`) run their numpy twins, which
+#: give the same numbers to the last bit.  At a million ratings a twin costs
+#: at most 2.2 ms more than its compiled kernel (item_means; count_codes 1.0,
+#: lookup_codes 0.5), about what loading one compiled kernel from a warm
+#: cache takes (2-3 ms), while each compiles in 0.1 s and the first numba
+#: call of a process costs 0.3 s more: a fit whose other kernels have numpy
+#: twins then never starts numba (doc/first_run.rst).
+BOUNDARY_NUMPY_MAX_RATINGS = 1_000_000
+
 
 def serial_and_parallel(func=None, *, numpy=None, parallel_min=None):
     """Compile ``func`` (lazily, each on its first call) with ``parallel=True``
@@ -124,7 +134,8 @@ def count_codes_numpy(codes, counts):
     counts += np.bincount(codes, minlength=counts.shape[0])
 
 
-@with_numpy_twin(count_codes_numpy, size=lambda codes, counts: codes.shape[0])
+@with_numpy_twin(count_codes_numpy, size=lambda codes, counts: codes.shape[0],
+                 limit=BOUNDARY_NUMPY_MAX_RATINGS)
 @jit
 def count_codes(codes, counts):
     """``counts[c]`` += 1 for each code ``c`` in ``codes`` (every code in
@@ -140,7 +151,8 @@ def lookup_codes_numpy(table, offsets, codes):
     return int(bad[0]) if bad.shape[0] else -1
 
 
-@with_numpy_twin(lookup_codes_numpy, size=lambda table, offsets, codes: offsets.shape[0])
+@with_numpy_twin(lookup_codes_numpy, size=lambda table, offsets, codes: offsets.shape[0],
+                 limit=BOUNDARY_NUMPY_MAX_RATINGS)
 @jit
 def lookup_codes(table, offsets, codes):
     """``codes[n] = table[offsets[n]]`` (every offset in the table); returns
@@ -182,7 +194,8 @@ def item_means_numpy(item_ptr, values, means):
         means[:] = np.where(size > 0, total / size, np.nan)
 
 
-@with_numpy_twin(item_means_numpy, size=lambda item_ptr, values, means: item_ptr[-1])
+@with_numpy_twin(item_means_numpy, size=lambda item_ptr, values, means: item_ptr[-1],
+                 limit=BOUNDARY_NUMPY_MAX_RATINGS)
 @serial_and_parallel
 def item_means(item_ptr, values, means):
     """``means[i]`` = mean of the values of item ``i``'s ratings (NaN if none)."""

@@ -18,9 +18,12 @@ import math
 
 import numpy as np
 from numba import prange
+from scipy.special import digamma as scipy_digamma
+from scipy.special import erfc, gammaln, ndtr
 
 from ._common import digamma, exp_fast, log_fast, serial_and_parallel
-from ._config import jit, with_numpy_twin
+from ._config import jit, use_numpy, with_numpy_twin
+from ._dawid_skene import rating_items
 
 LOG_2PI = math.log(2.0 * math.pi)
 LOG_SQRT_2PI = 0.5 * LOG_2PI
@@ -929,3 +932,402 @@ def item_loglik(item_ptr, rater, label, lower, upper, value, log_spam, ordinal,
         for k in range(idx):
             acc += math.exp(terms[k] - top)
         loglik[m] = top + math.log(acc)
+
+
+# -- numpy twins: OrdinalMixture's fit without the compiler ---------------------------
+# Below NUMPY_MAX_WORK ratings x restarts a fit runs these instead of the
+# kernels above (the model picks once per fit, :func:`use_numpy_path`): the
+# compiled sweep, rater table and group sums cost about 14 s of CPU to
+# compile with an empty cache, more than a fit of that size takes in numpy.
+# They are the same updates vectorised over ratings, items in chunks; they
+# agree with the kernels to rounding (tests/test_ordinal_numpy_path.py).
+
+#: below this many ratings x restarts a fit runs the numpy twins: measured
+#: in doc/first_run.rst (a sweep in numpy costs about 1.3 times the compiled
+#: one at 100,000 ratings and 3.6 times at 200,000)
+NUMPY_MAX_WORK = 200_000
+
+#: ratings per piece of the numpy sweep: its per-rating temporaries (about
+#: 40) stay in the processor's cache (a TREC 2010 sweep took 13 ms of CPU in
+#: pieces of 16,384 ratings, 27 ms in one piece of 98,453)
+NUMPY_PIECE_RATINGS = 2**14
+
+
+def use_numpy_path(n_ratings, n_runs=1):
+    """Whether a fit of ``n_runs`` restarts on ``n_ratings`` ratings (or one
+    item pass, ``n_runs=1``) runs the numpy twins (see :func:`use_numpy`)."""
+    return use_numpy(n_ratings * max(int(n_runs), 1), NUMPY_MAX_WORK)
+
+
+def rater_table_numpy(raters, tau_shape, tau_rate, tau_digamma, tau_log_rate, eps, eps_c):
+    """:func:`rater_table` in numpy."""
+    tau_mean = tau_shape / tau_rate
+    raters[:, RATER_TAU] = tau_mean
+    raters[:, RATER_LOG_TAU] = tau_digamma - tau_log_rate
+    raters[:, RATER_SQRT_TAU] = np.sqrt(tau_mean)
+    raters[:, RATER_LN_TAU] = np.log(tau_mean)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # ln 0 = -inf, as the kernel (which also gives -inf for a NaN)
+        raters[:, RATER_LOG_EPS] = np.where(eps > 0.0, np.log(eps), -np.inf)
+        raters[:, RATER_LOG_1MEPS] = np.where(eps_c > 0.0, np.log(eps_c), -np.inf)
+
+
+def start_items_numpy(items, mu, lam, known):
+    """:func:`start_items` in numpy."""
+    items[ITEM_MU] = mu
+    items[ITEM_LAM] = lam
+    items[ITEM_KNOWN] = known
+
+
+def group_sums_numpy(group_ptr, group_items, item_ptr, rater, out, tau_mean,
+                     genuine_sum, error_sum):
+    """:func:`group_sums` in numpy (the same sums in the same order: the
+    ratings of a group in item order)."""
+    n_groups = group_ptr.shape[0] - 1
+    item_group = np.empty(group_items.shape[0], dtype=np.int64)
+    item_group[group_items] = np.repeat(np.arange(n_groups), np.diff(group_ptr))
+    group = item_group[rating_items(item_ptr)]
+    omega = out[:item_ptr[-1], OMEGA]
+    genuine_sum[:] = np.bincount(group, weights=omega, minlength=n_groups)
+    error_sum[:] = np.bincount(
+        group, weights=tau_mean[rater[:item_ptr[-1]]] * omega * out[:item_ptr[-1], ERR],
+        minlength=n_groups)
+
+
+def log_ndtr_numpy(x):
+    """:func:`log_ndtr` over an array, by the same expressions: in the far
+    tail (a bin of a very precise rater, 1e50 standard deviations out) the
+    density over Z, exp(-x²/2 - log √(2π) - log Φ(x)), is exp of a
+    difference of two numbers near x²/2 that cancel exactly only when both
+    round as the kernel's do (``scipy.special.log_ndtr`` rounds otherwise:
+    exp(±1e83), then inf - inf)."""
+    out = np.empty_like(x)
+    upper = x > 0.0
+    out[upper] = np.log1p(-0.5 * erfc(x[upper] * SQRT_HALF))
+    mid = (x <= 0.0) & (x > -30.0)
+    out[mid] = np.log(0.5 * erfc(-x[mid] * SQRT_HALF))
+    low = x <= -30.0
+    t = x[low]
+    inv = 1.0 / (t * t)
+    series = 1.0 - inv * (1.0 - 3.0 * inv * (1.0 - 5.0 * inv * (1.0 - 7.0 * inv * (
+        1.0 - 9.0 * inv * (1.0 - 11.0 * inv)))))
+    out[low] = np.where(t == -np.inf, -np.inf,
+                        -0.5 * t * t - np.log(-t) - LOG_SQRT_2PI + np.log(series))
+    return out
+
+
+def truncnorm_std_numpy(lo, hi):
+    """:func:`truncnorm_std` over arrays: ``(log_z, mean, var)``.
+
+    A bin whose CDFs differ enough (in the lower tail, after the flip of
+    :func:`bin_cdfs`) takes the direct difference and densities over its
+    mass; the rest, far in a tail, log Φ by :func:`log_ndtr_numpy` and the
+    densities over Z in log space.  Clipped as the kernel clips:
+    the mean to [lo, hi], the variance to Popoviciu's [0, (hi - lo)²/4]
+    (NaN stays NaN; the bounds are never NaN: lo < hi).
+    """
+    with np.errstate(all="ignore"):  # IEEE arithmetic: inf and NaN are masked
+        return _truncnorm_std_numpy(lo, hi, bool(np.isinf(lo).any() or np.isinf(hi).any()))
+
+
+def _truncnorm_std_numpy(lo, hi, open_ends):
+    # (``open_ends``: whether some bin has an infinite end)
+    # the bin flipped to the lower tail (where lo + hi > 0), as bin_cdfs
+    a = np.minimum(lo, -hi)
+    b = np.minimum(hi, -lo)
+    cdf_a = ndtr(a)
+    cdf_b = ndtr(b)
+    direct = (b > -30.0) & (cdf_a < 0.5 * cdf_b)
+    mass = cdf_b - cdf_a  # (a far bin's is replaced below)
+    log_z = np.log(mass)
+    inv_mass = INV_SQRT_2PI / mass
+    # φ(x) / Z
+    dens_lo = np.exp(-0.5 * lo * lo)
+    dens_lo *= inv_mass
+    dens_hi = np.exp(-0.5 * hi * hi)
+    dens_hi *= inv_mass
+    far = np.flatnonzero(~direct)
+    if far.shape[0]:
+        a_f, b_f, lo_f, hi_f = a[far], b[far], lo[far], hi[far]
+        log_hi = log_ndtr_numpy(b_f)
+        log_lo = log_ndtr_numpy(a_f)
+        log_z_f = np.where(log_lo == -np.inf, log_hi,
+                           log_hi + np.log(-np.expm1(log_lo - log_hi)))
+        log_z[far] = log_z_f
+        dens_lo[far] = np.exp(-0.5 * lo_f * lo_f - LOG_SQRT_2PI - log_z_f)
+        dens_hi[far] = np.exp(-0.5 * hi_f * hi_f - LOG_SQRT_2PI - log_z_f)
+    mean = dens_lo - dens_hi
+    x_lo = lo * dens_lo
+    x_hi = hi * dens_hi
+    if open_ends:
+        # an infinite end has density 0 and adds nothing to the variance
+        x_lo[lo == -np.inf] = 0.0
+        x_hi[hi == np.inf] = 0.0
+    var = 1.0 + x_lo - x_hi - mean * mean
+    width = hi - lo
+    bound = 0.25 * width * width
+    return (log_z, np.minimum(np.maximum(mean, lo), hi),
+            np.minimum(np.maximum(var, 0.0), bound))
+
+
+def _gamma_kl_numpy(shape, rate, prior_shape, prior_rate):
+    """:func:`gamma_kl` over arrays."""
+    return ((shape - prior_shape) * scipy_digamma(shape) - gammaln(shape)
+            + gammaln(prior_shape) + prior_shape * (np.log(rate) - np.log(prior_rate))
+            + shape * (prior_rate - rate) / rate)
+
+
+# the per-rating columns of the numpy sweep, gathered per piece of ratings
+(COL_TAU, COL_SQRT_TAU, COL_GENUINE, COL_ENTROPY, COL_LOGIT, COL_SPAM, COL_LOWER, COL_UPPER,
+ COL_VALUE, COL_XVAR) = range(10)
+
+
+def _rating_tables_numpy(raters, scale, ordinal):
+    """The parts of a rating's logit and F share (:func:`_update_item`)
+    that come from its rater or its label, tabulated by rater, by label or
+    by rater x label (``j * n_classes + r``), in column order; and whether
+    some rater has ε exactly 0 or 1 (a term ω ln ε is then 0 x -inf, which
+    :func:`_update_item` skips)."""
+    tau = raters[:, RATER_TAU]
+    log_tau = raters[:, RATER_LOG_TAU]
+    ln_tau = raters[:, RATER_LN_TAU]
+    log_eps = raters[:, RATER_LOG_EPS]
+    log_1meps = raters[:, RATER_LOG_1MEPS]
+    log_spam = scale[SCALE_LOG_SPAM]
+    if ordinal:
+        logit = log_eps - log_1meps + 0.5 * (log_tau - ln_tau)
+        entropy = 0.5 * (LOG_2PI - ln_tau)
+    else:
+        logit = log_eps - log_1meps + 0.5 * (log_tau - LOG_2PI)
+        entropy = np.zeros_like(tau)
+    width = scale[SCALE_UPPER] - scale[SCALE_LOWER]
+    tables = (
+        ("rater", tau), ("rater", raters[:, RATER_SQRT_TAU]),
+        ("rater", log_eps + 0.5 * log_tau - LOG_SQRT_2PI), ("rater", entropy),
+        ("pair", (logit[:, None] - log_spam[None, :]).ravel()),
+        ("pair", (log_1meps[:, None] + log_spam[None, :]).ravel()),
+        ("label", scale[SCALE_LOWER]), ("label", scale[SCALE_UPPER]),
+        ("label", scale[SCALE_VALUE]), ("label", width * width / 12.0),
+    )
+    extreme = bool(np.any(log_eps == -np.inf) or np.any(log_1meps == -np.inf))
+    return tables, extreme
+
+
+def _rating_columns_numpy(j, r, tables, n_classes):
+    """The columns of the ratings by raters ``j`` with labels ``r``, one
+    row per quantity, from :func:`_rating_tables_numpy`."""
+    j = j.astype(np.intp)
+    r = r.astype(np.intp)
+    index = {"rater": j, "label": r, "pair": j * n_classes + r}
+    cols = np.empty((len(tables), j.shape[0]))
+    for row, (by, table) in enumerate(tables):
+        np.take(table, index[by], out=cols[row])
+    return cols
+
+
+def _rating_factors_numpy(cols, extreme, it, nu, inv_lam, d_mean, d_log, uniform, ordinal,
+                          spam, open_ends):
+    """One sweep's factors of each rating (the first part of
+    :func:`_update_item`) from its columns ``cols``, its item ``it``'s
+    q(z) (mean ``nu``, 1/λ ``inv_lam``) and difficulty (E δ ``d_mean``,
+    E ln δ ``d_log``; ``uniform``: the same for every item), each per
+    item (``open_ends``: some threshold is infinite): ``(x̄, Var x, ω,
+    1 - ω, its share of F without the z and δ terms)``."""
+    tau = cols[COL_TAU]
+    nu_r = nu[it]
+    # one shared δ (difficulty=None): a scalar rather than a gather
+    at = (lambda x: x[0]) if d_mean.shape[0] and uniform else (lambda x: x[it])
+    rho = tau * at(d_mean)
+    if ordinal:
+        d_ln = np.log(d_mean)
+        s = cols[COL_SQRT_TAU] * at(np.sqrt(d_mean))
+        lo = (cols[COL_LOWER] - nu_r) * s
+        hi = (cols[COL_UPPER] - nu_r) * s
+        log_z, mean, var = _truncnorm_std_numpy(lo, hi, open_ends)
+        xbar = nu_r + mean / s
+        xvar = var / rho
+        # entropy of TN = log √(2π/ρ) + log Z + E[t²]/2
+        entropy = cols[COL_ENTROPY] - at(0.5 * d_ln) + log_z + 0.5 * (var + mean * mean)
+        t = cols[COL_LOGIT] + at(0.5 * (d_log - d_ln)) - 0.5 * rho * inv_lam[it] + log_z
+    else:
+        # the value plus a uniform rounding error over its bin (see _update_item)
+        xbar = cols[COL_VALUE]
+        xvar = cols[COL_XVAR]
+        entropy = 0.0
+        dev = xbar - nu_r
+        t = cols[COL_LOGIT] + at(0.5 * d_log) - 0.5 * rho * (dev * dev + xvar + inv_lam[it])
+    genuine = cols[COL_GENUINE] + entropy
+    if not spam:
+        return xbar, xvar, np.ones_like(t), np.zeros_like(t), genuine
+    # ω and 1 - ω each from its own expression, as _bernoulli: with
+    # e = exp(-|t|), ω = 1/(1 + e) or e/(1 + e), and e = exp(min(t, 0)) for t < 0
+    e = np.exp(-np.abs(t))
+    u = 1.0 + e
+    log1pe = np.log1p(e)
+    t_neg = np.minimum(t, 0.0)
+    t_pos = np.minimum(-t, 0.0)
+    w = np.exp(t_neg) / u
+    wc = np.exp(t_pos) / u
+    genuine -= t_neg - log1pe  # - ln ω
+    other = cols[COL_SPAM] - (t_pos - log1pe)  # ln(1 - ε) + ln π - ln(1 - ω)
+    if extreme:
+        part = np.where(w > 0.0, w * genuine, 0.0) + np.where(wc > 0.0, wc * other, 0.0)
+    else:
+        part = w * genuine + wc * other
+    return xbar, xvar, w, wc, part
+
+
+def _pieces(n):
+    """Bounds of consecutive pieces of ``n`` ratings, each of at most
+    :data:`NUMPY_PIECE_RATINGS`."""
+    bounds = list(range(0, n, NUMPY_PIECE_RATINGS)) + [n]
+    return zip(bounds[:-1], bounds[1:])
+
+
+def _sweep_numpy(item_ptr, rater, label, item_group, scale, raters, groups, items, out,
+                 hyper, ordinal, spam, item_delta, max_sweeps, tol, acc, write_out):
+    """:func:`_update_item` for every item at once: each item sweeps until it
+    stops (μ and δ̄ move less than ``tol``) or ``max_sweeps``; the ratings
+    in pieces (:func:`_pieces`), the items' updates over all of them."""
+    shape0, rate0, mu0, lam0 = (hyper[HYPER_SHAPE], hyper[HYPER_RATE], hyper[HYPER_MU],
+                                hyper[HYPER_LAM])
+    n_items = item_ptr.shape[0] - 1
+    n_ratings = item_ptr[-1]
+    n_classes = scale.shape[1]
+    count = np.diff(item_ptr)
+    mu = items[ITEM_MU]
+    lam = items[ITEM_LAM]
+    elbo = items[ITEM_ELBO]
+    known = items[ITEM_KNOWN]
+    clamped = ~np.isnan(known)
+    mu[clamped] = known[clamped]
+    lam[clamped] = np.inf
+    if item_delta:
+        d_shape = items[ITEM_DELTA_SHAPE]
+        d_rate = items[ITEM_DELTA_RATE]
+        d_mean = d_shape / d_rate
+        d_log = scipy_digamma(d_shape) - np.log(d_rate)
+    else:
+        d_mean = groups[item_group, GROUP_DELTA]
+        d_log = groups[item_group, GROUP_LOG_DELTA]
+    uniform = not item_delta and groups.shape[0] == 1
+    rated = count > 0
+    unrated = ~rated
+    # an item without ratings: q(z_m) is the prior (or the known value)
+    dev0 = known - mu0
+    elbo[unrated & clamped] = (0.5 * math.log(lam0) - LOG_SQRT_2PI
+                               - 0.5 * lam0 * (dev0 * dev0)[unrated & clamped])
+    free = unrated & ~clamped
+    mu[free] = mu0
+    lam[free] = lam0
+    elbo[free] = 0.0
+    item = rating_items(item_ptr)
+    rater = rater[:n_ratings]
+    label = label[:n_ratings]
+    tables, extreme = _rating_tables_numpy(raters, scale, ordinal)
+    open_ends = not np.all(np.isfinite(scale[SCALE_LOWER:SCALE_UPPER + 1]))
+    xbar = np.empty(n_ratings)
+    xvar = np.empty(n_ratings)
+    w = np.empty(n_ratings)
+    wc = np.empty(n_ratings)
+    ratings_part = np.zeros(n_items)
+    active = np.flatnonzero(rated)  # items still sweeping
+    sel = None  # their ratings (None: all)
+    for _ in range(max_sweeps):
+        inv_lam = 1.0 / lam
+        weight = np.zeros(n_items)  # Σ τ̄ ω
+        weight_x = np.zeros(n_items)  # Σ τ̄ ω x̄
+        part = np.zeros(n_items)
+        for p0, p1 in _pieces(n_ratings if sel is None else sel.shape[0]):
+            idx = slice(p0, p1) if sel is None else sel[p0:p1]
+            it = item[idx]
+            cols = _rating_columns_numpy(rater[idx], label[idx], tables, n_classes)
+            factors = _rating_factors_numpy(cols, extreme, it, mu, inv_lam, d_mean, d_log,
+                                            uniform, ordinal, spam, open_ends)
+            xbar[idx], xvar[idx], w[idx], wc[idx] = factors[:4]
+            tau_w = cols[COL_TAU] * factors[2]
+            weight += np.bincount(it, weights=tau_w, minlength=n_items)
+            weight_x += np.bincount(it, weights=tau_w * factors[0], minlength=n_items)
+            part += np.bincount(it, weights=factors[4], minlength=n_items)
+        ratings_part[active] = part[active]
+        mu_old = mu[active]
+        d_old = d_mean[active]
+        # q(z_m) (eq. 4), a known item keeping its value
+        free = ~clamped[active]
+        upd = active[free]
+        lam[upd] = lam0 + d_old[free] * weight[active][free]
+        mu[upd] = (mu0 * lam0 + d_old[free] * weight_x[active][free]) / lam[upd]
+        if item_delta:
+            # q(δ_m) from Σ ω and Σ τ̄ ω E[(x - z)²] at the new q(z_m)
+            idx = slice(None) if sel is None else sel
+            it = item[idx]
+            w_s = w[idx]
+            dev = xbar[idx] - mu[it]
+            e = xvar[idx] + dev * dev + 1.0 / lam[it]
+            tau_w = raters[rater[idx], RATER_TAU] * w_s
+            n_genuine = np.bincount(it, weights=w_s, minlength=n_items)[active]
+            total = np.bincount(it, weights=tau_w * e, minlength=n_items)[active]
+            d_shape[active] = shape0 + 0.5 * n_genuine
+            d_rate[active] = rate0 + 0.5 * total
+            d_mean[active] = d_shape[active] / d_rate[active]
+            d_log[active] = scipy_digamma(d_shape[active]) - np.log(d_rate[active])
+        if max_sweeps == 1:
+            break
+        going = ~((np.abs(mu[active] - mu_old) < tol)
+                  & (np.abs(d_mean[active] - d_old) < tol * d_old))
+        if not going.all():
+            active = active[going]
+            if active.shape[0] == 0:
+                break
+            still = np.zeros(n_items, dtype=bool)
+            still[active] = True
+            sel = np.flatnonzero(still[item])
+    # the z and δ terms of F at the final q(z_m), q(δ_m); E[(x - z)²] per
+    # rating; the by-rater sums (see _item_elbo)
+    inv_lam = 1.0 / lam
+    half_d_log = 0.5 * d_log
+    n_raters = acc.shape[0]
+    for p0, p1 in _pieces(n_ratings):
+        it = item[p0:p1]
+        j = rater[p0:p1]
+        w_p = w[p0:p1]
+        dev = xbar[p0:p1] - mu[it]
+        err = xvar[p0:p1] + dev * dev + inv_lam[it]
+        d_r = d_mean[0] if uniform else d_mean[it]
+        w_err = w_p * err
+        ratings_part += np.bincount(
+            it, weights=w_p * (half_d_log[0] if uniform else half_d_log[it])
+            - 0.5 * raters[j, RATER_TAU] * d_r * w_err, minlength=n_items)
+        acc[:, 0] += np.bincount(j, weights=wc[p0:p1], minlength=n_raters)
+        acc[:, 1] += np.bincount(j, weights=w_p, minlength=n_raters)
+        acc[:, 2] += np.bincount(j, weights=d_r * w_err, minlength=n_raters)
+        acc[:, 3] += np.bincount(j, weights=w_err, minlength=n_raters)
+        if write_out:
+            block = out[p0:p1]
+            block[:, OMEGA] = w_p
+            block[:, OMEGA_C] = wc[p0:p1]
+            block[:, ERR] = err
+            block[:, XBAR] = xbar[p0:p1]
+            block[:, XVAR] = xvar[p0:p1]
+    # the item's share of F (see _item_total)
+    dev0 = mu - mu0
+    total = np.where(
+        clamped, ratings_part + 0.5 * math.log(lam0) - LOG_SQRT_2PI - 0.5 * lam0 * dev0 * dev0,
+        ratings_part + 0.5 * np.log(lam0 * inv_lam) + 0.5 - 0.5 * lam0 * (dev0 * dev0 + inv_lam))
+    if item_delta:
+        total = total - _gamma_kl_numpy(d_shape, d_rate, shape0, rate0)
+    elbo[rated] = total[rated]
+
+
+def item_sweep_numpy(item_ptr, rater, label, item_group, scale, raters, groups, items,
+                     out, hyper, ordinal, spam, item_delta, max_sweeps, tol, block_ptr,
+                     rater_acc, write_out):
+    """:func:`item_sweep` in numpy (the same arguments; ``block_ptr`` is
+    unused), the by-rater sums in ``rater_acc[0]``."""
+    acc = rater_acc[0]
+    acc[:, :] = 0.0
+    # the general kernel (several sweeps, the Gaussian link) fills ``out`` always
+    write_out = bool(write_out) or max_sweeps > 1 or not ordinal
+    with np.errstate(all="ignore"):  # the kernels' IEEE arithmetic (inf, NaN masked)
+        _sweep_numpy(item_ptr, rater, label, item_group, scale, raters, groups, items, out,
+                     hyper, ordinal, spam, item_delta, int(max_sweeps), tol, acc, write_out)
