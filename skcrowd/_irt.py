@@ -29,6 +29,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import CrowdModel, fit_encoded
 from ._backend import on_workers
 from ._kernels import _irt as kernels
+from ._kernels._config import use_numpy
 from ._mixins import WarmStartMixin
 
 __all__ = ["IRT3PL", "lattice", "lattice_grid"]
@@ -95,6 +96,13 @@ DEFAULT_NODES = {"difficulty": 21, "discrimination": 5, "guessing": 7}
 CHUNK_BUDGET = 16_000_000  # doubles of expected counts held at once
 # (rating, node) terms above which the local step and the restarts are threaded
 PARALLEL_WORK = 2_000_000
+#: below this many (rating, node) terms per local step (pattern ratings x
+#: 2 x nodes; RTE 11.8 M at the default grid) a fit runs the numpy twins of
+#: its kernels, all of them for the whole fit: it never waits for numba's
+#: compiler (16 s CPU on RTE).  The twins cost about 1.5 times the compiled
+#: kernels' CPU (doc/first_run.rst), so with a warm cache a fit at the limit
+#: loses under a second; above it the compiled kernels pay.
+NUMPY_MAX_WORK = 16_000_000
 
 
 def _tag_params(tag):
@@ -446,7 +454,9 @@ class IRT3PL(WarmStartMixin, CrowdModel):
         else:
             bad = sens + spec <= 0
             sens[bad], spec[bad] = ALPHA_SENS_PRIOR[0], ALPHA_SPEC_PRIOR[0]
-        return {"alpha_sens": sens, "alpha_spec": spec, "prior": float(prior), "hyper": hyper}
+        # One path for the whole fit, read by every step (see _numpy_path).
+        return {"alpha_sens": sens, "alpha_spec": spec, "prior": float(prior), "hyper": hyper,
+                "numpy": self._numpy_path(data)}
 
     def _snapshot(self, source):
         start = super()._snapshot(source)
@@ -486,8 +496,27 @@ class IRT3PL(WarmStartMixin, CrowdModel):
         with np.errstate(divide="ignore"):
             return np.log(np.array([1.0 - prior, prior]))
 
+    def _numpy_path(self, data, params=None):
+        """Whether a fit (``params`` from its start, which carry the choice)
+        or a prediction on ``data`` runs the kernels' numpy twins: below
+        :data:`NUMPY_MAX_WORK` terms of the local step.  A fit on a cluster
+        runs them compiled (its partitions would each decide otherwise)."""
+        if params is not None and "numpy" in params:
+            return params["numpy"]
+        if on_workers(data):
+            return use_numpy(np.inf, NUMPY_MAX_WORK)
+        M = len(self._grid()[1])
+        return use_numpy(len(_patterns(data)["rater"]) * 2 * M, NUMPY_MAX_WORK)
+
+    def _variant(self, data, params):
+        """What the kernels of a step run: "numpy", or whether the compiled
+        ones may be parallel (see :func:`_pick`)."""
+        if self._numpy_path(data, params):
+            return "numpy"
+        return bool(params.get("parallel", True))
+
     def _local_step(self, data, params):
-        parallel = bool(params.get("parallel", True))
+        parallel = self._variant(data, params)
         pat = _patterns(data)
         grid = self._grid()
         b, d, log_guess, log_noguess = self._node_values(grid, params["hyper"])
@@ -514,6 +543,8 @@ class IRT3PL(WarmStartMixin, CrowdModel):
         log_prior = np.concatenate([log_class[0] + grid[1], log_class[1] + grid[1]])
         P = pat["n_patterns"]
         n_chunks = int(max(1, min(8, P, CHUNK_BUDGET // max(1, data.n_raters * 4 * M))))
+        if parallel == "numpy":
+            n_chunks = 1  # chunks are for threads; the twin sums in one product
         chunk_ptr = np.linspace(0, P, n_chunks + 1).round().astype(np.int64)
         lam = np.exp(log_guess)
         node_values = np.ascontiguousarray(np.stack([b, d, lam]))
@@ -524,8 +555,11 @@ class IRT3PL(WarmStartMixin, CrowdModel):
         loglik = np.empty(P)
         # Waking threads costs more than a small local step (caries: 32 patterns).
         work = len(pat["rater"]) * 2 * M
-        kernel = (kernels.pattern_posteriors if parallel and work > PARALLEL_WORK
-                  else kernels.pattern_posteriors_serial)
+        if parallel == "numpy":
+            kernel = kernels.pattern_posteriors.numpy_twin
+        else:
+            kernel = (kernels.pattern_posteriors if parallel and work > PARALLEL_WORK
+                      else kernels.pattern_posteriors_serial)
         kernel(
             pat["ptr"], pat["rater"], pat["label"], pat["count"], log_prior, table,
             chunk_ptr, node_values, counts, touched, proba1, effects, loglik,
@@ -762,7 +796,7 @@ class IRT3PL(WarmStartMixin, CrowdModel):
         names = self._hyper_names()
         learn = bool(self.learn_item_prior and names)
         rated = self._rater_mode() != "none"
-        parallel = bool(params.get("parallel", True))
+        parallel = self._variant(data, params)
         terms = None
         if rated or learn:
             # Every (group, node) term is evaluated once per trial point and
@@ -793,8 +827,9 @@ class IRT3PL(WarmStartMixin, CrowdModel):
             prior = (stats["positive"] + 1.0) / (data.n_items + 2.0)
         new = {"alpha_sens": sens, "alpha_spec": spec, "prior": prior, "hyper": hyper,
                "log_table": tabled}
-        if "parallel" in params:  # a restart in a thread (see _single_thread)
-            new["parallel"] = params["parallel"]
+        for key in ("parallel", "numpy"):  # a restart in a thread, the fit's path
+            if key in params:
+                new[key] = params[key]
         return new
 
     # -- restarts in threads: the base loop's hooks ------------------------------------
@@ -806,8 +841,9 @@ class IRT3PL(WarmStartMixin, CrowdModel):
         # which a shared machine makes slow.  Below it (caries) Python's share
         # of an iteration is large and threads would contend for the GIL.  A
         # dask fit's local steps run on the cluster: its restarts run in turn.
+        # The numpy twins hold the GIL for much of an iteration: in turn.
         M = len(self._grid()[1])
-        return (not on_workers(data)
+        return (not on_workers(data) and not self._numpy_path(data)
                 and len(_patterns(data)["rater"]) * 2 * M > PARALLEL_WORK)
 
     def _single_thread(self, params, alone):
@@ -927,13 +963,14 @@ class IRT3PL(WarmStartMixin, CrowdModel):
             b, d, log_guess, log_noguess = self._node_values(grid, params["hyper"])
             M = len(b)
             table = np.empty((data.n_raters, 2, 2 * M))
-            kernels.rating_log_table.pick(table.size)(params["alpha_sens"], params["alpha_spec"],
-                                                      b, d, log_guess, log_noguess, table)
+            variant = "numpy" if self._numpy_path(data) else True
+            _pick(kernels.rating_log_table, table.size, variant)(
+                params["alpha_sens"], params["alpha_spec"], b, d, log_guess, log_noguess, table)
             log_class = self._log_class_prior(params["prior"])
             log_prior = np.concatenate([log_class[0] + grid[1], log_class[1] + grid[1]])
             cdf = np.empty((pat["n_patterns"], M))
-            kernels.pattern_node_cdf.pick(cdf.size)(pat["ptr"], pat["rater"], pat["label"],
-                                                    log_prior, table, cdf)
+            _pick(kernels.pattern_node_cdf, cdf.size, variant)(
+                pat["ptr"], pat["rater"], pat["label"], log_prior, table, cdf)
             # Offsetting row p by p makes the flattened cdf sorted, so one
             # searchsorted draws every item's node.
             flat = (cdf + np.arange(len(cdf))[:, None]).ravel()
@@ -1012,8 +1049,12 @@ def _hyper_log_prior(names, vec):
 
 
 def _pick(kernel, size, parallel):
-    """``kernel``'s variant for ``size`` (see ``serial_and_parallel``); the
-    serial one while other restarts run in threads."""
+    """``kernel``'s numpy twin when ``parallel`` is "numpy" (the fit's path,
+    :meth:`IRT3PL._numpy_path`); else its compiled variant for ``size`` (see
+    ``serial_and_parallel``), the serial one while other restarts run in
+    threads (``parallel`` False)."""
+    if parallel == "numpy":
+        return kernel.numpy_twin
     return kernel.pick(size) if parallel else kernel.serial
 
 

@@ -24,9 +24,13 @@ import os
 import sys
 import warnings
 from importlib.util import find_spec
-from time import perf_counter
+from time import perf_counter, process_time
 
 from . import __version__
+
+# when this module was imported: the demo's wall time counts from the
+# process's start where the OS tells it (/proc), else from here
+_STARTED = perf_counter()
 
 # Only the standard library at import: ``skcrowd --help`` and a usage
 # mistake answer without loading numpy, scikit-learn, numba, pandas or the
@@ -486,9 +490,17 @@ def cmd_raters(args):
     _write(columns, args.output, args.output_format)
 
 
-#: the demo's data sets: categorical (accuracy on gold) and graded (MSE, correlation)
+#: the demo's data sets: categorical (accuracy on gold) and graded (MSE,
+#: correlation); the default leaves out trec2010 (91,783 ratings: its
+#: OrdinalMixture fit alone takes half a minute)
 DEMO_SETS = ("rte", "bluebirds", "dog", "web", "trec2010")
+DEFAULT_DEMO_SETS = ("rte", "bluebirds", "dog", "web")
 GRADED_SETS = ("web", "trec2010")
+
+#: what the default demo cost, measured from an empty numba cache (the first
+#: run after an install) and with that cache warm (doc/first_run.rst)
+DEMO_FIRST_RUN = "22 s CPU, 60 s wall on two cores shared with other jobs, load 10"
+DEMO_WARM_RUN = "5 s CPU, 12 s wall at the same load"
 
 
 def _demo_data(name):
@@ -499,48 +511,37 @@ def _demo_data(name):
     return getattr(datasets, f"load_{name}")()
 
 
-def _warm_up(names):
-    """Fit every model as the demo will, on small simulated sets, so that
-    numba compiles (or loads from its cache) every kernel the demo's fits
-    use before they are timed; returns the seconds.
+class _CompileClock:
+    """CPU seconds numba spends compiling from now on: its own
+    ``numba:compile`` events, outermost only (a kernel loaded from numba's
+    cache has none)."""
 
-    The fits cover the paths that data shapes choose: one restart and two
-    (restarts may run in threads with serial kernels), enough passes for an
-    accelerated step, and two sizes.  IRT3PL merges items rated alike into
-    patterns and runs a kernel in parallel only above a work threshold
-    (patterns' ratings or raters, times its 735 nodes): 5 binary raters give
-    at most 32 patterns (its serial kernels, as on caries); 80 raters, 12
-    per item, give one pattern per item and a 117k-entry rater table (its
-    parallel ones, as on RTE).
-    """
-    import numpy as np
+    def __init__(self):
+        from numba.core import event
 
-    from ._ratings import Ratings
-    from .datasets import make_ordinal
+        self.seconds = 0.0
+        self._depth = 0
+        self._start = 0.0
+        clock = self
 
-    def binary(ratings):
-        return Ratings(ratings.item, ratings.rater,
-                       (ratings.label > np.median(ratings.label)).astype(int))
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                if clock._depth == 0:
+                    clock._start = process_time()
+                clock._depth += 1
 
-    small = make_ordinal(n_items=300, n_raters=5, random_state=0).ratings
-    wide = make_ordinal(n_items=300, n_raters=80, ratings_per_item=12, random_state=0).ratings
-    start = perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in names:
-            restarts = (1, 2) if MODELS[name][2] else (None,)
-            for ratings in (small, wide):
-                if name == "irt3pl":
-                    ratings = binary(ratings)
-                for n_init in restarts:
-                    model = _estimator(name)
-                    if n_init is not None:
-                        model.set_params(n_init=n_init, max_iter=10)
-                    model.fit_predict(ratings)
-    return perf_counter() - start
+            def on_end(self, ev):
+                clock._depth -= 1
+                if clock._depth == 0:
+                    clock.seconds += process_time() - clock._start
+
+        self._listener = Listener()
+        event.register("numba:compile", self._listener)
 
 
-def _demo_fit(name, ratings):
+def _demo_fit(name, ratings, compiling=None):
+    """Fit model ``name`` as the demo does: (predictions, wall seconds,
+    seconds of it numba spent compiling, when ``compiling`` counts them)."""
     import numpy as np
     from sklearn.exceptions import ConvergenceWarning
 
@@ -549,11 +550,26 @@ def _demo_fit(name, ratings):
         # the models with random restarts (MACE, IRT3PL, OrdinalMixture):
         # seeded, so that every run prints the same numbers (the README's)
         model.set_params(random_state=0)
+    if "n_jobs" in model.get_params():
+        # One thread: the same results (the kernels' sums do not depend on
+        # it), and on these sets the parallel variants of GLAD's and
+        # OrdinalMixture's kernels would cost more to compile than they save
+        # (7 s CPU of the first run, doc/first_run.rst).
+        model.set_params(n_jobs=1)
+    before = compiling.seconds if compiling is not None else 0.0
     start = perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         prediction = model.fit_predict(ratings)
-    return np.asarray(prediction, dtype=float), perf_counter() - start
+    seconds = perf_counter() - start
+    compiled = compiling.seconds - before if compiling is not None else 0.0
+    return np.asarray(prediction, dtype=float), seconds, compiled
+
+
+def _demo_cell(text, seconds, compiled):
+    """A table cell: the result, the fit's seconds, ``*`` when numba
+    compiled during it (0.05 s or more)."""
+    return f"{text} ({seconds:.2f}s{'*' if compiled >= 0.05 else ' '})"
 
 
 def cmd_demo(args):
@@ -565,18 +581,24 @@ def cmd_demo(args):
     # the default is a choice among these models: the table shows them
     categorical = [n for n in MODELS if n not in ("auto", "mean", "median", "ordinal")]
     graded = ["majority-vote", "mean", "median", "dawid-skene", "glad", "ordinal"]
-    used = dict.fromkeys(categorical + (graded if set(sets) & set(GRADED_SETS) else []))
-    print(f"skcrowd {__version__} demo: every model at its defaults on the shipped data sets")
-    # Say it before the wait: the first run after an install compiles every
-    # kernel (about a minute on two cores), later runs load numba's cache.
-    print("numba compilation: warm-up fits of each model on small sets (the first run "
-          "after an install compiles GLAD's, OrdinalMixture's and IRT3PL's kernels, about "
-          "40 s on two cores; later runs "
-          "load them from numba's cache) ...", end=" ", flush=True)
-    print(f"{_warm_up(used):.2f}s; the times below are warm fits", flush=True)
+    print(f"skcrowd {__version__} demo: every model at its defaults (one thread, n_jobs=1) on "
+          "the shipped data sets")
+    # Say what it costs before the wait.
+    print(f"The first run after an install compiles GLAD's and OrdinalMixture's numba kernels "
+          f"(measured from an empty cache: {DEMO_FIRST_RUN}); later runs load them from "
+          f"numba's cache ({DEMO_WARM_RUN}).  The other models run on numpy at these sizes.",
+          flush=True)
+    compiling = _CompileClock()
     data = {name: _demo_data(name) for name in sets}
+    print()
+    for name in sets:
+        r = data[name].ratings
+        n_items, n_raters = r.shape
+        kind = "graded" if name in GRADED_SETS else "categorical"
+        print(f"{name:<10} {n_items:>6,} items {n_raters:>5,} raters {r.n_ratings:>7,} "
+              f"ratings, {len(np.unique(r.label))} labels ({kind})")
 
-    print("\nAccuracy on gold (seconds to fit)")
+    print("\nAccuracy on gold (seconds to fit; * = it included numba compiling)")
     print(f"{'data':<10}" + "".join(f"{n:>20}" for n in categorical))
     for name in (s for s in sets if s != "trec2010"):
         bunch = data[name]
@@ -585,27 +607,54 @@ def cmd_demo(args):
         cells = []
         for model_name in categorical:
             if model_name == "irt3pl" and not binary:
-                cells.append("binary only")
+                cells.append("binary only ")
                 continue
-            labels, seconds = _demo_fit(model_name, bunch.ratings)
+            labels, seconds, compiled = _demo_fit(model_name, bunch.ratings, compiling)
             accuracy = np.mean(labels[known] == bunch.gold[known])
-            cells.append(f"{accuracy:.4f} ({seconds:.2f}s)")
+            cells.append(_demo_cell(f"{accuracy:.4f}", seconds, compiled))
         print(f"{name:<10}" + "".join(f"{c:>20}" for c in cells), flush=True)
 
     graded_sets = [s for s in sets if s in GRADED_SETS]
-    if not graded_sets:
-        return
-    print("\nGraded sets: MSE / correlation with the gold grade (seconds to fit); "
-          "trec2010 with the paper's preprocessing")
-    print(f"{'model':<15}" + "".join(f"{s:>32}" for s in graded_sets))
-    for model_name in graded:
-        cells = []
-        for name in graded_sets:
-            bunch = data[name]
-            values, seconds = _demo_fit(model_name, bunch.ratings)
-            cells.append(f"{mean_squared_error(bunch.gold, values):.4f} / "
-                         f"{correlation(bunch.gold, values):.4f} ({seconds:.2f}s)")
-        print(f"{model_name:<15}" + "".join(f"{c:>32}" for c in cells), flush=True)
+    if graded_sets:
+        print("\nGraded sets: MSE / correlation with the gold grade (seconds to fit)"
+              + ("; trec2010 with the paper's preprocessing" if "trec2010" in graded_sets
+                 else ""))
+        print(f"{'model':<15}" + "".join(f"{s:>32}" for s in graded_sets))
+        for model_name in graded:
+            cells = []
+            for name in graded_sets:
+                bunch = data[name]
+                values, seconds, compiled = _demo_fit(model_name, bunch.ratings, compiling)
+                cells.append(_demo_cell(f"{mean_squared_error(bunch.gold, values):.4f} / "
+                                        f"{correlation(bunch.gold, values):.4f}",
+                                        seconds, compiled))
+            print(f"{model_name:<15}" + "".join(f"{c:>32}" for c in cells), flush=True)
+    # process_time: the CPU of the whole process (every thread) since it started
+    print(f"\nThis run: {_process_seconds():.1f} s wall, {process_time():.1f} s CPU "
+          f"(imports and data included), {compiling.seconds:.1f} s CPU of it numba compiling; "
+          f"load average {_loadavg()}.")
+
+
+def _process_seconds():
+    """Wall seconds since the process started (Linux: from /proc, so that
+    the interpreter's start and the imports count), else since this module
+    was imported."""
+    try:
+        with open("/proc/self/stat") as f:
+            start = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22: starttime
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return uptime - start / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return perf_counter() - _STARTED
+
+
+def _loadavg():
+    """The 1-minute load average, or "unknown" where the OS has none."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except (AttributeError, OSError):
+        return "unknown"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -660,8 +709,9 @@ def build_parser():
                                 "clamped in the fit")
         p.set_defaults(func=func, parser=p)
     p = sub.add_parser("demo", help="compare the models on shipped data sets")
-    p.add_argument("--sets", default=",".join(DEMO_SETS),
-                   help=f"comma-separated data sets (default: {','.join(DEMO_SETS)})")
+    p.add_argument("--sets", default=",".join(DEFAULT_DEMO_SETS),
+                   help=f"comma-separated data sets among {','.join(DEMO_SETS)} (default: "
+                        f"{','.join(DEFAULT_DEMO_SETS)})")
     p.set_defaults(func=cmd_demo, parser=p)
     return parser
 

@@ -19,6 +19,7 @@ import skcrowd
 from skcrowd import DawidSkene, IRT3PL, Ratings, lattice, lattice_grid
 from skcrowd._irt import LATTICE_TAGS, _patterns
 from skcrowd._kernels import _irt as kernels
+from skcrowd._kernels._config import kernel_path
 from skcrowd.datasets import load_caries, make_irt
 
 SEED_TAGS = {
@@ -633,7 +634,15 @@ def test_empty_item_gets_prior_and_zero_score(small):
     assert model.score_samples(X)[1] == 0.0
 
 
-def test_results_do_not_depend_on_n_jobs(small, monkeypatch):
+@pytest.fixture
+def compiled():
+    """The compiled kernels whatever the size: the tests below are about
+    their threads (small fits run the numpy twins)."""
+    with kernel_path("jit"):
+        yield
+
+
+def test_results_do_not_depend_on_n_jobs(small, monkeypatch, compiled):
     import threading
 
     import numba
@@ -676,7 +685,7 @@ def test_results_do_not_depend_on_n_jobs(small, monkeypatch):
                                       b.predict_proba(small.ratings))
 
 
-def test_parallel_and_serial_local_steps_agree(small, monkeypatch):
+def test_parallel_and_serial_local_steps_agree(small, monkeypatch, compiled):
     model = IRT3PL(max_iter=5, n_init=1, random_state=0)
     with quiet():
         model.fit(small.ratings)

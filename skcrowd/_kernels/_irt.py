@@ -466,3 +466,260 @@ def node_derivatives(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, t
                 gradient[c, m] = acc[1 + c, i]
             for c in range(6):
                 hessian[c, m] = acc[4 + c, i]
+
+
+# -- numpy twins ---------------------------------------------------------------
+# The same arithmetic as the kernels above, vectorised over groups and nodes
+# (and, in the local step, over patterns through a sparse incidence matrix):
+# a small fit then never waits for numba's compiler.  IRT3PL chooses one path
+# for a whole fit (its own limit on the local step's work, not each call's
+# size), so these are attached as ``.numpy_twin`` and ``.pick`` stays compiled.
+# Results equal the kernels' to rounding (tests/test_irt_numpy_path.py).
+
+
+def _node_runs(b, d):
+    """The length of the runs of consecutive nodes that share (b, d), when
+    every run has the same length (on the tensor grid: the guessing nodes
+    of one difficulty and discrimination), else 1."""
+    n = b.shape[0]
+    start = np.flatnonzero(np.r_[True, (b[1:] != b[:-1]) | (d[1:] != d[:-1])])
+    run = n // len(start) if len(start) else 1
+    if run > 1 and np.array_equal(start, np.arange(0, n, run)):
+        return run
+    return 1
+
+
+def _group_terms_numpy(rows, alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table,
+                       sigma=None, slope=None, ratio=None):
+    """:func:`_group_terms` for the groups ``rows`` (an index or a slice) at
+    once; the logistic's exp and log1p once per run of nodes sharing x, as
+    there."""
+    n_nodes = b.shape[0]
+    run = _node_runs(b, d)
+    runs = n_nodes // run
+    alpha = np.stack([alpha_spec[rows], alpha_sens[rows]], axis=1)  # [g, z]
+    # x per run, (n, 2, runs, 1); node arrays per run, (runs, run)
+    x = (d[::run] * (alpha[:, :, None] - b[::run]))[..., None]
+    e = np.exp(-np.abs(x))
+    l1 = np.log1p(e)
+    positive = x > 0.0
+    log_s = np.where(positive, -l1, x - l1)
+    s = np.where(positive, 1.0, e) / (1.0 + e)
+    shape = (len(alpha), 2, n_nodes)
+    wrong = (log_noguess.reshape(runs, run) + np.where(positive, -x - l1, -l1)).reshape(shape)
+    if np.all(log_guess == -np.inf):  # no guessing: λ = 0
+        correct = np.broadcast_to(log_s, shape[:2] + (runs, run)).reshape(shape)
+        node_slope, node_ratio = 1.0 - s, 0.0
+    else:
+        node_guess, node_noguess = log_guess.reshape(runs, run), log_noguess.reshape(runs, run)
+        noguess = np.exp(node_noguess)
+        p = np.exp(node_guess) + noguess * s
+        with np.errstate(divide="ignore"):
+            correct = np.log(p)
+            node_ratio = noguess / p
+        if not p.min(initial=np.inf) > 1e-300:
+            tiny = ~(p > 1e-300)  # both parts underflow: log space, as the kernel
+            exact = np.logaddexp(node_guess, node_noguess + log_s)
+            correct = np.where(tiny, exact, correct)
+            node_ratio = np.where(tiny, np.exp(node_noguess - exact), node_ratio)
+        node_slope = node_ratio * (e / ((1.0 + e) * (1.0 + e)))
+        no_guess = node_guess == -np.inf
+        if no_guess.any():  # nodes without guessing, as above
+            correct = np.where(no_guess, log_s, correct)
+            node_slope = np.where(no_guess, 1.0 - s, node_slope)
+            node_ratio = np.where(no_guess, 0.0, node_ratio)
+        correct = correct.reshape(shape)
+    for z in range(2):
+        cols = slice(z * n_nodes, (z + 1) * n_nodes)
+        table[rows, z, cols] = correct[:, z]
+        table[rows, 1 - z, cols] = wrong[:, z]
+    if sigma is not None:
+        full = shape[:2] + (runs, run)
+        for out, values in ((sigma, s), (slope, node_slope), (ratio, node_ratio)):
+            if isinstance(rows, slice):  # a view: broadcast in place
+                out[rows].reshape(full)[...] = values
+            else:
+                out[rows] = np.broadcast_to(values, full).reshape(len(alpha), -1)
+
+
+def rating_log_table_numpy(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table):
+    """:func:`rating_log_table` in numpy."""
+    _group_terms_numpy(slice(None), alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table)
+
+
+def rater_node_terms_numpy(alpha_sens, alpha_spec, b, d, log_guess, log_noguess, groups, table,
+                           sigma, slope, ratio):
+    """:func:`rater_node_terms` in numpy."""
+    rows = slice(None) if len(groups) == table.shape[0] else groups
+    _group_terms_numpy(rows, alpha_sens, alpha_spec, b, d, log_guess, log_noguess, table,
+                       sigma, slope, ratio)
+
+
+def _incidence(pattern_ptr, rater, label, n_raters):
+    """Pattern-by-(rater, label) counts, a sparse matrix: row p sums the
+    table rows of pattern p's ratings in one product."""
+    from scipy.sparse import csr_matrix
+
+    n_patterns = pattern_ptr.shape[0] - 1
+    codes = rater.astype(np.int64) * 2 + label
+    return csr_matrix((np.ones(codes.shape[0]), codes, pattern_ptr),
+                      shape=(n_patterns, 2 * n_raters))
+
+
+def _pattern_posteriors_numpy(incidence, log_prior, table):
+    """Every pattern's posterior over (z, node) and log marginal likelihood
+    (:func:`_pattern_posterior`): the log joint summed through the
+    incidence matrix, normalised as :func:`normalize_log_rows` does."""
+    n_joint = log_prior.shape[0]
+    joint = incidence @ table.reshape(-1, n_joint)
+    joint += log_prior
+    top = joint.max(axis=1, initial=-np.inf)
+    finite = top > -np.inf
+    joint -= np.where(finite, top, 0.0)[:, None]
+    np.exp(joint, out=joint)
+    total = joint.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        joint *= (1.0 / np.where(finite, total, 1.0))[:, None]
+        log_marginal = np.where(finite, top + np.log(total), -np.inf)
+    joint[~finite] = 1.0 / n_joint
+    return joint, log_marginal
+
+
+def pattern_posteriors_numpy(
+    pattern_ptr, rater, label, count, log_prior, table, chunk_ptr, node_values,
+    expected_counts, touched, proba_positive, effect_means, loglik,
+):
+    """:func:`pattern_posteriors` in numpy (one product per chunk: the
+    model passes one chunk on this path)."""
+    n_raters = table.shape[0]
+    n_nodes = log_prior.shape[0] // 2
+    incidence = _incidence(pattern_ptr, rater, label, n_raters)
+    post, log_marginal = _pattern_posteriors_numpy(incidence, log_prior, table)
+    loglik[:] = np.where(np.diff(pattern_ptr) > 0, log_marginal, 0.0)
+    proba_positive[:] = post[:, n_nodes:].sum(axis=1)
+    # einsum, not a BLAS product: OpenBLAS's threads cost more than these
+    # small products on a busy machine
+    effect_means[:] = np.einsum("pm,em->pe", post[:, :n_nodes] + post[:, n_nodes:], node_values)
+    post *= count[:, None]
+    for c in range(chunk_ptr.shape[0] - 1):
+        lo, hi = chunk_ptr[c], chunk_ptr[c + 1]
+        seen = touched[c]
+        seen[:] = False
+        seen[rater[pattern_ptr[lo]:pattern_ptr[hi]]] = True
+        part = incidence if chunk_ptr.shape[0] == 2 else incidence[lo:hi]
+        sums = (part.T @ post[lo:hi]).reshape(n_raters, 2, -1)
+        np.copyto(expected_counts[c], sums, where=seen[:, None, None])
+
+
+def sum_chunks_numpy(expected_counts, touched, out):
+    """:func:`sum_chunks` in numpy."""
+    rows = out.shape[0]
+    out[:] = 0.0
+    for c in range(expected_counts.shape[0]):
+        out += np.where(touched[c, :rows, None, None], expected_counts[c, :rows], 0.0)
+
+
+def pattern_node_cdf_numpy(pattern_ptr, rater, label, log_prior, table, cdf):
+    """:func:`pattern_node_cdf` in numpy."""
+    n_nodes = log_prior.shape[0] // 2
+    incidence = _incidence(pattern_ptr, rater, label, table.shape[0])
+    post, _ = _pattern_posteriors_numpy(incidence, log_prior, table)
+    np.cumsum(post[:, :n_nodes] + post[:, n_nodes:], axis=1, out=cdf)
+
+
+def _correct_wrong(expected_counts):
+    """The weights of each group's correct and wrong ratings at k = z*M + m
+    (y = z and y = 1 - z), each (n_groups, 2 * M)."""
+    n_nodes = expected_counts.shape[2] // 2
+    low, high = expected_counts[:, :, :n_nodes], expected_counts[:, :, n_nodes:]
+    return (np.concatenate([low[:, 0], high[:, 1]], axis=1),
+            np.concatenate([low[:, 1], high[:, 0]], axis=1))
+
+
+def _weighted_log_probs_numpy(expected_counts, table):
+    """:func:`_weighted_log_prob` for every group and joint node k: Σ_y
+    W[g, y, k] log P(y | k), (n_groups, 2 * M).  The kernels skip terms of
+    zero weight; the groups' log probabilities are finite (the gold row is
+    not a group), so adding their zeros changes no sum."""
+    return (expected_counts * table).sum(axis=1)
+
+
+def _per_node(values):
+    """(..., 2 * M) sums at k = z*M + m -> their sums over z, (..., M)."""
+    n_nodes = values.shape[-1] // 2
+    return values[..., :n_nodes] + values[..., n_nodes:]
+
+
+def rater_derivatives_numpy(expected_counts, table, sigma, slope, d, value, gradient, hessian):
+    """:func:`rater_derivatives` in numpy."""
+    n_groups = table.shape[0]
+    value[:] = _weighted_log_probs_numpy(expected_counts, table).sum(axis=1)
+    w_correct, w_wrong = _correct_wrong(expected_counts)
+    s, h_x = sigma, slope
+    hx = w_correct * h_x - w_wrong * s
+    hxx = w_correct * (h_x * (1.0 - 2.0 * s) - h_x * h_x) - w_wrong * s * (1.0 - s)
+    gradient[:] = np.einsum("gzm,m->gz", hx.reshape(n_groups, 2, -1), d)
+    hessian[:] = np.einsum("gzm,m->gz", hxx.reshape(n_groups, 2, -1), d * d)
+
+
+def rater_values_numpy(expected_counts, table, groups, value):
+    """:func:`rater_values` in numpy."""
+    value[groups] = _weighted_log_probs_numpy(expected_counts[groups], table[groups]).sum(axis=1)
+
+
+def node_values_numpy(expected_counts, table, value):
+    """:func:`node_values` in numpy."""
+    value[:] = _per_node(_weighted_log_probs_numpy(expected_counts, table).sum(axis=0))
+
+
+def node_derivatives_numpy(expected_counts, alpha_sens, alpha_spec, b, d, log_guess, table,
+                           sigma, slope, ratio, value, gradient, hessian):
+    """:func:`node_derivatives` in numpy: the same terms, summed over groups
+    and classes per node; in a term's factor e = α - b the group's ability
+    is summed against the term, the node's b taken out of the sum."""
+    n_nodes = b.shape[0]
+    lam = np.tile(np.where(log_guess > -np.inf, np.exp(log_guess), 0.0), 2)
+    w_correct, w_wrong = _correct_wrong(expected_counts)
+    s, h_x, r = sigma, slope, ratio
+    s1 = 1.0 - s
+    hx = w_correct * h_x - w_wrong * s
+    hxx = w_correct * (h_x * (1.0 - 2.0 * s) - h_x * h_x) - w_wrong * s * s1
+    ht_c = lam * s1 * r
+    ht = w_correct * ht_c - w_wrong * lam
+    htt = w_correct * ht_c * ((1.0 - 2.0 * lam) - lam * s1 * r) - w_wrong * (lam * (1.0 - lam))
+    hxt = -w_correct * s * s1 * lam * r * (1.0 + s1 * r)
+
+    def total(x):  # Σ over groups and classes, per node
+        return _per_node(x.sum(axis=0))
+
+    def by_ability(x, power=1):  # Σ α^power x, α the group's ability of class z
+        return (np.einsum("g,gm->m", alpha_spec**power, x[:, :n_nodes])
+                + np.einsum("g,gm->m", alpha_sens**power, x[:, n_nodes:]))
+
+    hx_sum, hxx_sum, hxt_sum = total(hx), total(hxx), total(hxt)
+    hxx_alpha = by_ability(hxx)
+    value[:] = total(_weighted_log_probs_numpy(expected_counts, table))
+    gradient[0] = -d * hx_sum
+    gradient[1] = by_ability(hx) - b * hx_sum  # Σ e hx
+    gradient[2] = total(ht)
+    hessian[0] = d * d * hxx_sum
+    hessian[1] = by_ability(hxx, 2) - 2.0 * b * hxx_alpha + b * b * hxx_sum  # Σ e² hxx
+    hessian[2] = total(htt)
+    hessian[3] = -(d * (hxx_alpha - b * hxx_sum) + hx_sum)  # -Σ (d e hxx + hx)
+    hessian[4] = -d * hxt_sum
+    hessian[5] = by_ability(hxt) - b * hxt_sum
+
+
+for _kernel, _twin in (
+    (rating_log_table, rating_log_table_numpy),
+    (rater_node_terms, rater_node_terms_numpy),
+    (pattern_posteriors, pattern_posteriors_numpy),
+    (sum_chunks, sum_chunks_numpy),
+    (pattern_node_cdf, pattern_node_cdf_numpy),
+    (rater_derivatives, rater_derivatives_numpy),
+    (rater_values, rater_values_numpy),
+    (node_values, node_values_numpy),
+    (node_derivatives, node_derivatives_numpy),
+):
+    _kernel.numpy_twin = _twin
+del _kernel, _twin
