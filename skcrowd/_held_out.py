@@ -12,7 +12,6 @@ vote's fold fit is its closed form (one pass of counts).
 import warnings
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from ._base import CrowdEstimator, CrowdModel
@@ -52,14 +51,19 @@ def _fold_fit(full, train, n_passes):
     """``full`` refitted on the encoded items ``train``: from its own fitted
     parameters and ``n_passes`` EM passes when it is iterative and warm
     starts, else a complete fit."""
-    model = clone(full)
+    # a new instance with the same parameters (clone without its deep
+    # copies: the parameters are not changed by a fit)
+    params = full.get_params(deep=False)
+    start = {}
+    warm = isinstance(full, CrowdModel) and "warm_start" in params
+    if warm:
+        # plain EM: an extrapolation step costs three passes
+        params.update(max_iter=n_passes, accelerate=False)
+    model = type(full)(**params)
     for name in ("classes_", "rater_ids_", "n_features_in_"):
         setattr(model, name, getattr(full, name))
     model._rater_counts = np.bincount(train.rater, minlength=train.n_raters)
-    start = {}
-    if isinstance(full, CrowdModel) and "warm_start" in full.get_params():
-        # plain EM: an extrapolation step costs three passes
-        model.set_params(max_iter=n_passes, accelerate=False)
+    if warm:
         start = {"start": model._snapshot(full)}
     with warnings.catch_warnings():
         # a few passes do not converge, by design
