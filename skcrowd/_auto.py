@@ -9,6 +9,7 @@ from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from ._base import CrowdEstimator
 from ._baselines import MajorityVote
 from ._dawid_skene import DawidSkene
 from ._mace import MACE
@@ -149,23 +150,26 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
                              "(e.g. DawidSkene) on the cluster.")
         candidates = self._candidates()
         # every candidate on all the items; its labels come from the fit's
-        # last pass (fit_predict), in the items' order.  The first fit's
-        # encoding of the ratings serves every candidate that has its
-        # classes and raters (all of them, unless ``classes`` differ).
-        labels, data = {}, None
+        # last pass (fit_predict), in the items' order.  The first skcrowd
+        # model's encoding of the ratings serves every candidate that has
+        # its classes and raters (all of them, unless ``classes`` differ).
+        labels, data, encoder = {}, None, None
         for name, model in candidates.items():
-            if data is None:
+            if data is None and isinstance(model, CrowdEstimator):
                 model._validate_params()
                 data, items = model._fit(X, y)
-                labels[name] = np.asarray(model._predict_from_items(items))
+                labels[name], encoder = np.asarray(model._predict_from_items(items)), model
             else:
                 labels[name] = np.asarray(model.fit_predict(X, y))
         fitted = candidates
         first = next(iter(fitted.values()))
+        if data is None:
+            encoder = MajorityVote(classes=first.classes_)
+            data = encoder._fit(X, y)[0]
         majority = majority_labels(first, data)
         self.agreement_ = {name: _kappa(labels[name], majority)
                            for name in fitted}
-        item_scores = self._held_out_scores(data, y, fitted)
+        item_scores = self._held_out_scores(data, y, fitted, encoder)
         self.cv_scores_ = {name: float(np.mean(v)) for name, v in item_scores.items()}
         self.selected_ = self._choose(item_scores)
         self.estimators_ = fitted
@@ -175,7 +179,7 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
                 setattr(self, name, getattr(self.best_estimator_, name))
         return self
 
-    def _held_out_scores(self, data, y, fitted):
+    def _held_out_scores(self, data, y, fitted, encoder):
         """Each candidate's held-out log likelihood of every item's ratings
         (an item is scored by the fit on the folds that leave it out)."""
         n_items = data.n_items
@@ -193,7 +197,7 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
             return np.asarray(model.score_samples(ratings[test]))
 
         folds = KFold(self.cv, shuffle=True, random_state=_seed(self.random_state))
-        return held_out_scores(fitted, data, folds.split(np.arange(n_items)),
+        return held_out_scores(fitted, data, encoder, folds.split(np.arange(n_items)),
                                FOLD_PASSES, refit)
 
     def _choose(self, item_scores):

@@ -72,17 +72,16 @@ def _fold_fit(full, train, n_passes):
     return model
 
 
-def held_out_scores(fitted, data, splits, n_passes, refit):
+def held_out_scores(fitted, data, reference, splits, n_passes, refit):
     """Each candidate's held-out log likelihood of every item's ratings.
 
     ``fitted``: the candidates fitted on all the items; ``data``: the
-    ratings encoded by ``reference`` (the first candidate); ``splits``:
+    ratings encoded by the fitted skcrowd model ``reference``; ``splits``:
     ``(train, test)`` item positions; ``refit(name, model, train, test)``
     scores a candidate that does not share the encoding (the public
     ``fit`` and ``score_samples`` on the user's ratings).  Returns
     ``{name: array of shape (n_items,)}``.
     """
-    reference = next(iter(fitted.values()))
     scores = {name: np.full(data.n_items, np.nan) for name in fitted}
     for train, test in splits:
         train, test = np.sort(train), np.sort(test)

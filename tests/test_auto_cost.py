@@ -50,7 +50,7 @@ def test_majority_vote_is_scored_exactly(rte):
     # majority vote's fold fit is its closed form: the public route's numbers
     full = MajorityVote().fit(rte)
     splits = list(KFold(5, shuffle=True, random_state=0).split(np.arange(len(rte))))
-    shared = held_out_scores({"MajorityVote": full}, _encoded(full, rte), splits,
+    shared = held_out_scores({"MajorityVote": full}, _encoded(full, rte), full, splits,
                              FOLD_PASSES, _refuse)["MajorityVote"]
     np.testing.assert_allclose(shared, _public_scores(full, rte, splits), rtol=1e-12)
 
@@ -60,7 +60,7 @@ def test_fold_fits_run_to_the_public_optimum_given_the_passes(rte):
     # public route's fits (same start, same optimum)
     full = DawidSkene(tol=1e-12).fit(rte)
     splits = list(KFold(3, shuffle=True, random_state=1).split(np.arange(len(rte))))
-    shared = held_out_scores({"DawidSkene": full}, _encoded(full, rte), splits, 5000,
+    shared = held_out_scores({"DawidSkene": full}, _encoded(full, rte), full, splits, 5000,
                              _refuse)["DawidSkene"]
     public = _public_scores(full, rte, splits, max_iter=5000)
     # (plain EM against SQUAREM: the same optimum, reached to within 1e-4)
@@ -72,9 +72,10 @@ def test_a_few_passes_rank_the_candidates_as_converged_fits_do(rte):
         "MajorityVote": MajorityVote(), "DawidSkene": DawidSkene(),
         "DawidSkene one_coin": DawidSkene(confusion="one_coin")}.items()}
     splits = list(KFold(5, shuffle=True, random_state=0).split(np.arange(len(rte))))
-    data = _encoded(fitted["DawidSkene"], rte)
-    short = held_out_scores(fitted, data, splits, FOLD_PASSES, _refuse)
-    converged = held_out_scores(fitted, data, splits, 500, _refuse)
+    reference = fitted["DawidSkene"]
+    data = _encoded(reference, rte)
+    short = held_out_scores(fitted, data, reference, splits, FOLD_PASSES, _refuse)
+    converged = held_out_scores(fitted, data, reference, splits, 500, _refuse)
     means = {name: (short[name].mean(), converged[name].mean()) for name in fitted}
     order_short = sorted(fitted, key=lambda n: means[n][0])
     order_converged = sorted(fitted, key=lambda n: means[n][1])
@@ -117,3 +118,26 @@ def test_candidates_with_other_classes_are_scored_on_their_own_encoding(rte):
     auto = AutoCrowd(candidates=candidates, random_state=0).fit(rte)
     assert np.isfinite(auto.cv_scores_["wider"])
     assert np.isfinite(auto.cv_scores_["DawidSkene"])
+
+
+class _Wrapped(MajorityVote):
+    """A candidate that is not an skcrowd model to AutoCrowd's eyes."""
+
+
+def test_a_first_candidate_of_another_kind_does_not_encode(rte, monkeypatch):
+    # the shared encoding comes from the first skcrowd model; a candidate
+    # that is not one is fitted and scored through its public methods
+    import skcrowd._auto as auto_module
+
+    real = auto_module.CrowdEstimator
+    monkeypatch.setattr(auto_module, "CrowdEstimator", DawidSkene)
+    candidates = {"other": _Wrapped(), "DawidSkene": DawidSkene()}
+    auto = AutoCrowd(candidates=candidates, random_state=0).fit(rte)
+    plain = AutoCrowd(candidates={"other": MajorityVote(), "DawidSkene": DawidSkene()},
+                      random_state=0).fit(rte)
+    assert real is not DawidSkene
+    assert auto.cv_scores_ == pytest.approx(plain.cv_scores_, rel=1e-12)
+    assert auto.selected_ == plain.selected_ == "DawidSkene"
+    # no skcrowd model among the candidates: majority vote encodes
+    alone = AutoCrowd(candidates={"other": _Wrapped()}, random_state=0).fit(rte)
+    assert alone.cv_scores_["other"] == pytest.approx(plain.cv_scores_["other"], rel=1e-12)
