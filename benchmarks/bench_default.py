@@ -6,6 +6,7 @@ that reproduce the known failures of single models, and on the shipped sets.
     python benchmarks/bench_default.py --only shipped   # the shipped sets with gold
     python benchmarks/bench_default.py --only cost      # AutoCrowd's cost / DawidSkene's
     python benchmarks/bench_default.py --only mace      # MACE on imbalanced crowds
+    python benchmarks/bench_default.py --only candidates  # which models could join
 
 caries has no gold: it is in the cost table only.
 
@@ -45,7 +46,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 
 from skcrowd import (GLAD, IRT3PL, MACE, AutoCrowd, DawidSkene,  # noqa: E402
-                     MajorityVote, Ratings)
+                     MajorityVote, PooledDawidSkene, Ratings)
+from skcrowd._auto import default_candidates  # noqa: E402
 from skcrowd.datasets import (load_bluebirds, load_caries, load_dog,  # noqa: E402
                               load_rte, load_web, make_dawid_skene, make_irt)
 
@@ -151,6 +153,7 @@ def skcrowd_models(n_classes):
         "MajorityVote": MajorityVote(),
         "DawidSkene": DawidSkene(),
         "DawidSkene one_coin": DawidSkene(confusion="one_coin"),
+        "PooledDawidSkene": PooledDawidSkene(),
         "GLAD": GLAD(),
         "MACE": MACE(random_state=0),
     }
@@ -206,7 +209,9 @@ def accuracies(R, truth, gold_mask=None, crowdkit=True):
         for name, model in models.items():
             out[name] = np.mean(model.fit_predict(R)[gold_mask] == truth[gold_mask])
         auto = AutoCrowd(random_state=0)
+        cpu = time.process_time()
         out["AutoCrowd"] = np.mean(auto.fit_predict(R)[gold_mask] == truth[gold_mask])
+        auto.cost_ = (time.process_time() - cpu) / _timed(lambda: DawidSkene().fit(R), 3)[1]
     if crowdkit:
         for name, labels in crowdkit_labels(R).items():
             out[name] = np.mean(labels[gold_mask] == truth[gold_mask])
@@ -218,35 +223,43 @@ def _row(name, acc, columns):
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
-SKCROWD = ("MajorityVote", "DawidSkene", "DawidSkene one_coin", "GLAD", "MACE", "IRT3PL")
+SKCROWD = ("MajorityVote", "DawidSkene", "DawidSkene one_coin", "PooledDawidSkene", "GLAD",
+           "MACE", "IRT3PL")
 
 
-def summary_row(name, acc):
+SUMMARY_HEADER = ("| AutoCrowd | best skcrowd model | MajorityVote | Auto - best (points) | "
+                  "Auto - MV (points) | cost (CPU, x one DawidSkene fit) |\n"
+                  "|---|---|---|---|---|---|---|")
+
+
+def summary_row(name, acc, cost=np.nan):
     best_name = max((m for m in SKCROWD if m in acc), key=lambda m: acc[m])
     return (f"| {name} | {acc['AutoCrowd']:.4f} | {acc[best_name]:.4f} ({best_name}) | "
             f"{acc['MajorityVote']:.4f} | {100 * (acc['AutoCrowd'] - acc[best_name]):+.1f} | "
-            f"{100 * (acc['AutoCrowd'] - acc['MajorityVote']):+.1f} |")
+            f"{100 * (acc['AutoCrowd'] - acc['MajorityVote']):+.1f} | {cost:.1f} |")
 
 
 def run_synthetic(seeds, crowdkit=True, crowds=None):
     crowds = list(CROWDS) if crowds is None else crowds
     print("\n## Synthetic crowds: accuracy on every item, mean over seeds", list(seeds))
-    table, summary = {}, []
+    table, summary, means = {}, [], []
     for crowd_name in crowds:
         crowd = CROWDS[crowd_name]
-        runs, chosen = [], []
+        runs, chosen, costs = [], [], []
         for seed in seeds:
             R, truth = crowd(seed)
             acc, auto = accuracies(R, truth, crowdkit=crowdkit)
             runs.append(acc)
             chosen.append(auto.selected_)
+            costs.append(auto.cost_)
         names = sorted(set().union(*runs), key=lambda n: list(runs[0]).index(n)
                        if n in runs[0] else 99)
         mean = {n: np.mean([r.get(n, np.nan) for r in runs]) for n in names}
         table[crowd_name] = mean
         # per seed: AutoCrowd against that seed's best skcrowd model
-        for seed, acc, sel in zip(seeds, runs, chosen):
-            summary.append(summary_row(f"{crowd_name} (seed {seed}, chose {sel})", acc))
+        for seed, acc, sel, cost in zip(seeds, runs, chosen, costs):
+            summary.append(summary_row(f"{crowd_name} (seed {seed}, chose {sel})", acc, cost))
+        means.append(summary_row(f"{crowd_name} (mean over seeds)", mean, np.mean(costs)))
         print(f"  {crowd_name}: chose {chosen}", flush=True)
     columns = sorted(set().union(*table.values()), key=lambda n: (
         n not in SKCROWD + ("AutoCrowd",), n))
@@ -256,9 +269,11 @@ def run_synthetic(seeds, crowdkit=True, crowds=None):
         cells = [table[c].get(method, np.nan) for c in crowds]
         print(f"| {method} | " + " | ".join("--" if not np.isfinite(v) else f"{v:.4f}"
                                             for v in cells) + " |")
-    print("\n| crowd | AutoCrowd | best skcrowd model | MajorityVote | "
-          "Auto - best (points) | Auto - MV (points) |")
-    print("|---|---|---|---|---|---|")
+    print("\nPer crowd (the means over seeds; the best model is the best mean):")
+    print("\n| crowd " + SUMMARY_HEADER)
+    print("\n".join(means))
+    print("\nPer seed:")
+    print("\n| crowd " + SUMMARY_HEADER)
     print("\n".join(summary))
 
 
@@ -280,11 +295,9 @@ def run_shipped(crowdkit=True):
     print("|---" * (len(rows) + 1) + "|")
     for m in methods:
         print(_row(m, {r[0]: r[1].get(m, np.nan) for r in rows}, [r[0] for r in rows]))
-    print("\n| set | AutoCrowd | best skcrowd model | MajorityVote | "
-          "Auto - best (points) | Auto - MV (points) |")
-    print("|---|---|---|---|---|---|")
+    print("\n| set " + SUMMARY_HEADER)
     for name, acc, auto in rows:
-        print(summary_row(f"{name} (chose {auto.selected_})", acc))
+        print(summary_row(f"{name} (chose {auto.selected_})", acc, auto.cost_))
 
 
 def _timed(fit, repeats):
@@ -308,6 +321,8 @@ def run_cost(repeats=5):
     data["caries"] = load_caries().ratings
     data["sparse (synthetic)"] = sparse_raters(0)[0]
     data["many_classes (synthetic)"] = many_classes(0)[0]
+    # the crowd where one DawidSkene fit converges in 3 passes
+    data["schools (synthetic)"] = schools(1)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, R in data.items():
@@ -348,9 +363,88 @@ def run_mace(seeds):
             print(f"| {prevalence} | {seed} | {mv:.4f} | {cells[0]} | {cells[1]} | {ck:.4f} |")
 
 
+# -- which models could join the default candidates -----------------------------
+
+#: the models studied as further candidates (each beside the default four)
+EXTRA = {"PooledDawidSkene": PooledDawidSkene, "GLAD": GLAD,
+         "IRT3PL": lambda: IRT3PL(random_state=0)}
+
+
+def _choice(row, names):
+    """AutoCrowd's rule over the candidates ``names`` of a study row: the
+    likeliest held-out whose kappa with majority vote is at least half the
+    highest."""
+    names = [n for n in names if n in row["cv"]]
+    floor = 0.5 * max(row["kappa"][n] for n in names)
+    return max((n for n in names if row["kappa"][n] >= floor), key=row["cv"].get)
+
+
+def study(R, truth, mask):
+    """Every default candidate and every model of EXTRA scored as AutoCrowd
+    scores its candidates: held-out log likelihood, kappa with majority
+    vote, accuracy, and the CPU time of its fit over one DawidSkene fit."""
+    candidates = default_candidates(0)
+    n_classes = len(np.unique(R.label))
+    for name, make in EXTRA.items():
+        if name != "IRT3PL" or n_classes == 2:
+            candidates[name] = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = AutoCrowd(candidates=candidates, random_state=0).fit(R)
+        ds = _timed(lambda: DawidSkene().fit(R), 3)[1]
+        cost = {}
+        for name, model in candidates.items():
+            cost[name] = _timed(lambda: model.fit(R), 1)[1] / ds
+    accuracy = {name: float(np.mean(np.asarray(m.predict(R))[mask] == truth[mask]))
+                for name, m in auto.estimators_.items()}
+    return {"cv": auto.cv_scores_, "kappa": auto.agreement_, "acc": accuracy, "cost": cost}
+
+
+def run_candidates(seeds):
+    print("\n## Candidates: held-out log likelihood per item, kappa with majority vote, "
+          "accuracy, CPU of one fit over one DawidSkene fit")
+    rows = {}
+    for crowd_name, crowd in CROWDS.items():
+        for seed in seeds:
+            R, truth = crowd(seed)
+            rows[f"{crowd_name} {seed}"] = study(R, np.asarray(truth),
+                                                 np.ones(len(truth), dtype=bool))
+    for name, load in SHIPPED.items():
+        bunch = load()
+        gold = np.asarray(bunch.gold, dtype=np.float64)
+        rows[name] = study(bunch.ratings, gold, ~np.isnan(gold))
+    print("\n| data | model | held-out | kappa | accuracy | fit cost |")
+    print("|---|---|---|---|---|---|")
+    for key, row in rows.items():
+        for name in row["cv"]:
+            print(f"| {key} | {name} | {row['cv'][name]:.4f} | {row['kappa'][name]:.3f} | "
+                  f"{row['acc'][name]:.4f} | {row['cost'][name]:.1f} |")
+    default = list(default_candidates())
+    print("\nThe rule over the default candidates and one or more of EXTRA: accuracy "
+          "minus the best model's of the row (points); crowds: mean over seeds [worst seed]")
+    columns = [[], *[[n] for n in EXTRA], list(EXTRA)]
+    print("\n| data | " + " | ".join("+".join(c) or "default" for c in columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    groups = {}
+    for key in rows:
+        groups.setdefault(key.split(" ")[0], []).append(key)
+    for group, keys in groups.items():
+        cells = []
+        for extra in columns:
+            gaps = []
+            for key in keys:
+                row = rows[key]
+                chosen = _choice(row, default + extra)
+                gaps.append(100 * (row["acc"][chosen] - max(row["acc"].values())))
+            cells.append(f"{np.mean(gaps):+.1f}" + (f" [{min(gaps):+.1f}]" if len(gaps) > 1
+                                                    else f" ({chosen})"))
+        print(f"| {group} | " + " | ".join(cells) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", choices=("synthetic", "shipped", "cost", "mace"))
+    parser.add_argument("--only", choices=("synthetic", "shipped", "cost", "mace",
+                                           "candidates"))
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--crowd", action="append", choices=list(CROWDS),
                         help="only these synthetic crowds (repeatable)")
@@ -372,6 +466,8 @@ def main():
         run_shipped(crowdkit)
     if args.only in (None, "cost"):
         run_cost()
+    if args.only == "candidates":
+        run_candidates(seeds)
 
 
 if __name__ == "__main__":

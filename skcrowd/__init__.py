@@ -23,6 +23,7 @@ _SOURCES = {
     "MeanRating": "._baselines",
     "MedianRating": "._baselines",
     "OrdinalMixture": "._ordinal",
+    "PooledDawidSkene": "._pooled",
     "Ratings": "._ratings",
     "dawid_skene_prior_grid": "._dawid_skene",
     "lattice": "._irt",

@@ -9,12 +9,17 @@ from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from ._base import CrowdEstimator
 from ._baselines import MajorityVote
 from ._dawid_skene import DawidSkene
 from ._mace import MACE
-from ._ratings import Ratings, to_ratings
+from ._held_out import held_out_scores, majority_labels
 
 __all__ = ["AutoCrowd"]
+
+#: EM passes of an iterative candidate's fold fit, started from its fit on
+#: all the items (see ``_held_out.py``)
+FOLD_PASSES = 4
 
 
 def default_candidates(random_state=None):
@@ -23,9 +28,10 @@ def default_candidates(random_state=None):
         "MajorityVote": MajorityVote(),
         "DawidSkene": DawidSkene(),
         "DawidSkene one_coin": DawidSkene(confusion="one_coin"),
-        # 3 restarts, not MACE's 10: the learned prevalence leaves few
-        # poor optima, and the restarts are most of the selection's cost
-        "MACE": MACE(n_init=3, random_state=random_state),
+        # one start (soft majority vote), not MACE's 10 restarts: the
+        # learned prevalence leaves few poor optima, and restarts and
+        # passes to a tolerance of 1e-6 were most of the selection's cost
+        "MACE": MACE(n_init=1, tol=1e-5, random_state=random_state),
     }
 
 
@@ -55,15 +61,17 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         The models to choose from, by name (cloned before fitting; each
         must take ``classes``).  ``None``: ``MajorityVote()``,
         ``DawidSkene()``, ``DawidSkene(confusion="one_coin")`` and
-        ``MACE(n_init=3, random_state=random_state)``, otherwise at their
-        defaults.  GLAD and
+        ``MACE(n_init=1, tol=1e-5, random_state=random_state)``, otherwise
+        at their defaults.  GLAD and
         IRT3PL are left out of the default because one fit of either costs
         more than the whole selection (:ref:`which_model`); pass them here
         to include them.
     cv : int, default=5
         Folds over the items.  A candidate's fold fit starts from its fit
-        on all the items (``init_params``), so the folds cost a few
-        iterations each.  With fewer than ``cv`` items no folds are run
+        on all the items (``init_params``) and runs 4 EM passes (a model
+        without warm starts: a full fit); majority vote's is exact.  The
+        ratings are encoded once, by the first candidate's fit, for all
+        the candidates that share its classes.  With fewer than ``cv`` items no folds are run
         and the first candidate is kept.
     random_state : int or None, default=None
         Seeds the folds and the default MACE's restarts (``None``: folds
@@ -142,16 +150,26 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
                              "(e.g. DawidSkene) on the cluster.")
         candidates = self._candidates()
         # every candidate on all the items; its labels come from the fit's
-        # last pass (fit_predict), in the items' order
-        labels = {name: np.asarray(model.fit_predict(X, y)) for name, model in candidates.items()}
+        # last pass (fit_predict), in the items' order.  The first skcrowd
+        # model's encoding of the ratings serves every candidate that has
+        # its classes and raters (all of them, unless ``classes`` differ).
+        labels, data, encoder = {}, None, None
+        for name, model in candidates.items():
+            if data is None and isinstance(model, CrowdEstimator):
+                model._validate_params()
+                data, items = model._fit(X, y)
+                labels[name], encoder = np.asarray(model._predict_from_items(items)), model
+            else:
+                labels[name] = np.asarray(model.fit_predict(X, y))
         fitted = candidates
         first = next(iter(fitted.values()))
-        ratings, _, _ = to_ratings(MajorityVote(), X, reset=True)
-        gold = _gold_array(y, ratings.item_ids)
-        majority = np.asarray(MajorityVote(classes=first.classes_).fit_predict(ratings, gold))
+        if data is None:
+            encoder = MajorityVote(classes=first.classes_)
+            data = encoder._fit(X, y)[0]
+        majority = majority_labels(first, data)
         self.agreement_ = {name: _kappa(labels[name], majority)
                            for name in fitted}
-        item_scores = self._held_out_scores(ratings, gold, fitted, first.classes_)
+        item_scores = self._held_out_scores(data, y, fitted, encoder)
         self.cv_scores_ = {name: float(np.mean(v)) for name, v in item_scores.items()}
         self.selected_ = self._choose(item_scores)
         self.estimators_ = fitted
@@ -161,22 +179,26 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
                 setattr(self, name, getattr(self.best_estimator_, name))
         return self
 
-    def _held_out_scores(self, ratings, gold, fitted, classes):
+    def _held_out_scores(self, data, y, fitted, encoder):
         """Each candidate's held-out log likelihood of every item's ratings
         (an item is scored by the fit on the folds that leave it out)."""
-        n_items = len(ratings)
-        item_scores = {name: np.full(n_items, np.nan) for name in fitted}
+        n_items = data.n_items
         if n_items < self.cv:
-            return item_scores
+            return {name: np.full(n_items, np.nan) for name in fitted}
+        ratings = data.ratings
+        gold = _gold_array(y, ratings.item_ids)
+
+        def refit(name, full, train, test):
+            # a candidate with other classes than the first: its own
+            # encoding, its classes kept in every fold
+            model = clone(full).set_params(classes=full.classes_)
+            fit_params = {"init_params": full} if "warm_start" in full.get_params() else {}
+            model.fit(ratings[train], None if gold is None else gold[train], **fit_params)
+            return np.asarray(model.score_samples(ratings[test]))
+
         folds = KFold(self.cv, shuffle=True, random_state=_seed(self.random_state))
-        for train, test in folds.split(np.arange(n_items)):
-            for name, full in fitted.items():
-                model = clone(full).set_params(classes=classes)
-                # iterative models start from their fit on all the items
-                fit_params = {"init_params": full} if "warm_start" in full.get_params() else {}
-                model.fit(ratings[train], None if gold is None else gold[train], **fit_params)
-                item_scores[name][test] = np.asarray(model.score_samples(ratings[test]))
-        return item_scores
+        return held_out_scores(fitted, data, encoder, folds.split(np.arange(n_items)),
+                               FOLD_PASSES, refit)
 
     def _choose(self, item_scores):
         """The eligible candidate with the highest held-out likelihood (the

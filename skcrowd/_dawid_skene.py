@@ -176,6 +176,7 @@ class DawidSkene(OnlineEMMixin, WarmStartMixin, CrowdModel):
     _supports_dask = True
     _rater_params = ("confusion",)
     _shared_params = ("class_prior",)
+    _warm_params_complete = True
     _online_stats = ("confusion_counts", "class_counts")
     _online_rater_stats = ("confusion_counts",)
 

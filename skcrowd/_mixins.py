@@ -31,6 +31,10 @@ class WarmStartMixin:
     #: and of those shared by every rater: what a warm start carries over
     _rater_params = ()
     _shared_params = ()
+    #: whether the rater and shared parameters are all of a start's
+    #: parameters (then a warm start that knows every rater needs no cold
+    #: start)
+    _warm_params_complete = False
 
     def _start_state(self, init_params):
         """The rater parameters to start from: those of the fitted model
@@ -94,8 +98,15 @@ class WarmStartMixin:
         :meth:`_new_rater_params`.  The shared parameters (class prior ...)
         are carried over as they are."""
         self._check_earlier_classes(start["classes"], "A warm start")
-        params = dict(self._new_rater_params(data, self._init_params(data, rng, 0)))
         now, before = self._match_raters(start["rater_ids"])
+        if self._warm_params_complete and len(now) == len(self.rater_ids_):
+            # every rater seen before, and nothing else in the parameters:
+            # the cold start would be overwritten entirely (a pass saved)
+            params = {name: np.array(start["params"][name][before], dtype=np.float64)
+                      for name in self._rater_params}
+            return dict(params, **{name: start["params"][name]
+                                   for name in self._shared_params})
+        params = dict(self._new_rater_params(data, self._init_params(data, rng, 0)))
         for name in self._rater_params:
             rows = np.array(params[name], dtype=np.float64, copy=True)
             rows[now] = start["params"][name][before]

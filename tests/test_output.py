@@ -167,6 +167,7 @@ RATER_COLUMNS = {
     "MeanRating": ["agreement"],
     "MedianRating": ["agreement"],
     "OrdinalMixture": ["precision", "reliability"],
+    "PooledDawidSkene": ["accuracy", "recall_0", "recall_1"],
 }
 
 
