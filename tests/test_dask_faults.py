@@ -57,8 +57,10 @@ class KillOnce(WorkerPlugin):
         os._exit(1)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def client():
+    """A new cluster for each fit: the test does not wait for the nanny's
+    new worker process, whose start can take minutes on a loaded machine."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster:
         with distributed.Client(cluster) as client:
@@ -147,7 +149,6 @@ def test_a_worker_killed_during_the_fit_costs_a_recomputation(client, tmp_path, 
     np.testing.assert_allclose(proba.to_numpy(),
                                undisturbed.predict_proba(ddf).compute().sort_index().to_numpy(),
                                rtol=1e-8, atol=1e-8)
-    client.wait_for_workers(2, timeout=120)  # the next test gets two workers
 
 
 def endless_fit(ddf, outcome):
