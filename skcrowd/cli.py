@@ -499,8 +499,8 @@ GRADED_SETS = ("web", "trec2010")
 
 #: what the default demo cost, measured from an empty numba cache (the first
 #: run after an install) and with that cache warm (doc/first_run.rst)
-DEMO_FIRST_RUN = "22 s CPU, 60 s wall on two cores shared with other jobs, load 10"
-DEMO_WARM_RUN = "5 s CPU, 12 s wall at the same load"
+DEMO_FIRST_RUN = "5.5-6.1 s wall, 5.6-6.1 s CPU on a quiet two-core machine"
+DEMO_WARM_RUN = "5.9 s wall"
 
 
 def _demo_data(name):
@@ -584,10 +584,9 @@ def cmd_demo(args):
     print(f"skcrowd {__version__} demo: every model at its defaults (one thread, n_jobs=1) on "
           "the shipped data sets")
     # Say what it costs before the wait.
-    print(f"The first run after an install compiles GLAD's and OrdinalMixture's numba kernels "
-          f"(measured from an empty cache: {DEMO_FIRST_RUN}); later runs load them from "
-          f"numba's cache ({DEMO_WARM_RUN}).  The other models run on numpy at these sizes.",
-          flush=True)
+    print(f"At these sizes every model runs on numpy and nothing waits for numba's compiler: "
+          f"measured from an empty cache (the first run after an install) {DEMO_FIRST_RUN}, "
+          f"with the cache warm {DEMO_WARM_RUN}.", flush=True)
     compiling = _CompileClock()
     data = {name: _demo_data(name) for name in sets}
     print()
