@@ -48,6 +48,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ._base import has_gold
 from ._dask import is_dask_frame
 from ._kernels import _irt as irt_kernels
 from ._kernels import _uncertainty as uncertainty_kernels
@@ -107,14 +108,14 @@ def _reject_unknown(options):
         raise TypeError(f"unexpected arguments {sorted(options)}.")
 
 
-def _encoded(model, X):
-    """``X`` encoded against the fitted model (raters and classes of the
-    fit); raters the fit has not seen are refused: their parameters have no
-    posterior."""
+def _encoded(model, X, y=None):
+    """``X`` (and the fit's known labels ``y``) encoded against the fitted
+    model (raters and classes of the fit); raters the fit has not seen are
+    refused: their parameters have no posterior."""
     if is_dask_frame(X):
         raise ValueError("posterior uncertainty does not take a dask DataFrame: the chain "
                          "needs the ratings in memory (pass a Ratings or a matrix).")
-    data = model._encode(X, reset=False)
+    data = model._encode(X, reset=False, y=y)
     if data.n_raters > model.n_features_in_:
         raise ValueError("X has raters the model was not fitted on; posterior uncertainty "
                          "needs the ratings the model was fitted to.")
@@ -172,7 +173,9 @@ def model_at(model, samples, s):
     """
     at = copy.copy(model)
     for name, values in samples.items():
-        if isinstance(values, dict):
+        if values is None:
+            setattr(at, name, None)
+        elif isinstance(values, dict):
             setattr(at, name, {k: float(v[s]) for k, v in values.items()})
         else:
             setattr(at, name, values[s])
@@ -202,7 +205,8 @@ def _dawid_skene_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels)
     fixed = model.class_prior is not None
     theta = np.array(model.confusion_, dtype=np.float64)
     pi = np.array(model.class_prior_, dtype=np.float64)
-    can_relabel = not one_coin and not fixed and K > 1
+    # known items (gold y) hold their class, which a relabelling would not
+    can_relabel = not one_coin and not fixed and K > 1 and not has_gold(data)
     confusion, prior, labels = [], [], []
     proba_sum = np.zeros((n, K))
     z, post = np.empty(n, dtype=np.int64), np.empty((n, K))
@@ -213,7 +217,8 @@ def _dawid_skene_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels)
         with np.errstate(divide="ignore"):
             log_theta, log_pi = np.log(theta), np.log(pi)
         uncertainty_kernels.dawid_skene_sweep(item_ptr, rater, label, log_theta, log_pi,
-                                              rng.random(n), z, post, counts, class_counts)
+                                              data.evidence, rng.random(n), z, post, counts,
+                                              class_counts)
         # θ, π | z: conjugate Dirichlet (Beta for one coin) draws
         if one_coin:
             right = np.trace(counts, axis1=1, axis2=2)
@@ -324,6 +329,14 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     p_rating_label = pat["label"]
     p_rating_group = (pat["rater"] if model.rater_effects
                       else np.zeros(len(p_rating_label), pat["rater"].dtype))
+    gold_row = None
+    if data.gold is not None:
+        # a known item's class is one more rating, by a perfect rater
+        # (rater J of the patterns, as in the fit): a table row after the
+        # groups', 0 where the rating is the class and -inf elsewhere
+        p_rating_group = np.where(pat["rater"] == J, n_groups, p_rating_group)
+        gold_row = np.full((1, 2, 2 * M), -np.inf)
+        gold_row[0, 0, :M] = gold_row[0, 1, M:] = 0.0
     counts = np.bincount(group, minlength=n_groups).astype(np.float64)
     step = {"sens": 2.0 / np.sqrt(1.0 + 0.25 * counts), "spec": 2.0 / np.sqrt(1.0 + 0.25 * counts),
             "hyper": np.full(len(names), 0.1)}
@@ -345,7 +358,8 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
             log_cell = np.concatenate([np.log(1 - pi) + grid[1], np.log(pi) + grid[1]])
         cdf = np.empty((n_patterns, 2 * M))
         uncertainty_kernels.pattern_cell_cdf.pick(len(p_rating_label) * 2 * M)(
-            p_ptr, p_rating_group, p_rating_label, log_cell, table, cdf)
+            p_ptr, p_rating_group, p_rating_label, log_cell,
+            table if gold_row is None else np.concatenate([table, gold_row]), cdf)
         cdf /= cdf[:, -1:]
         class_proba = np.column_stack([cdf[:, M - 1], 1 - cdf[:, M - 1]])[of_item]
         flat = (cdf + np.arange(n_patterns)[:, None]).ravel()
@@ -422,13 +436,235 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
 
 
+#: θ and ξ are kept this far from 0 and 1 (a Beta(1/2, 1/2) draw can round
+#: to either), so that every rating keeps a finite log probability
+_EDGE = 1e-12
+#: S, θ, ξ steps per pass over the ratings in MACE's sampler (see
+#: :func:`_mace_gibbs`): they cost O(raters x classes)
+_MACE_INNER = 5
+
+
+def _mace_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Gibbs sampling of MACE's posterior p(π, θ, ξ, T, S | X).
+
+    Hovy et al. (2013): T_i ~ Cat(π); on each rating the rater knows the
+    answer (S = 0, probability θ_j) and gives T_i, or spams (S = 1) a label
+    drawn from ξ_j; θ_j ~ Beta(``prior_knowing``, ``prior_spamming``),
+    ξ_j ~ Dirichlet(``prior_strategy``) (the paper's priors, those of the
+    variational fit; an EM fit's parameters are sampled under them too),
+    π ~ Dirichlet(``prior_class`` + 1) when it is learned (the MAP's
+    pseudo-counts).  A sweep draws
+
+    - T | θ, ξ, π with the S summed out: each item's posterior, its class
+      drawn from it (one pass over the ratings, in a kernel);
+    - S | T, θ, ξ: a rating whose label is not T_i was spammed; one whose
+      label l is T_i knew the answer with probability
+      θ_j / (θ_j + (1 - θ_j) ξ_jl), so the number of such ratings per
+      (rater, label) that knew is binomial;
+    - θ_j | S ~ Beta(a + knew_j, b + spammed_j) and
+      ξ_j | S ~ Dirichlet(c + spammed labels of j);
+    - π | T, conjugate.
+
+    The S, θ, ξ steps given T need only counts per (rater, label), O(J K),
+    so each sweep repeats them ``_MACE_INNER`` times: θ_j and the number of
+    a rater's right answers that were lucky spam are strongly coupled
+    when the rater has many ratings, and one data-augmentation step per
+    pass over the ratings mixes slowly.  The chain starts at the fit.
+    """
+    J, K, n = data.n_raters, data.n_classes, data.n_items
+    a, b, c, _ = model._priors(K)
+    fixed = model._fixed_prior(K)
+    theta = np.clip(np.array(model.rater_competence_, dtype=np.float64), _EDGE, 1 - _EDGE)
+    xi = np.clip(np.array(model.spam_distribution_, dtype=np.float64), _EDGE, None)
+    xi /= xi.sum(axis=1, keepdims=True)
+    pi = np.array(model.class_prior_ if fixed is None else fixed, dtype=np.float64)
+    count = np.bincount(data.cell, minlength=J * K).reshape(J, K).astype(np.float64)
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    z, post = np.empty(n, dtype=np.int64), np.empty((n, K))
+    hits, class_counts = np.empty((J, K)), np.empty(K)
+    draws = {"prior": [], "theta": [], "xi": []}
+    labels, proba_sum = [], np.zeros((n, K))
+    for sweep in range(n_burnin + n_samples * thin):
+        spam_share = (1 - theta)[:, None] * xi
+        with np.errstate(divide="ignore"):
+            log_pi = np.log(pi)
+        uncertainty_kernels.mace_sweep(item_ptr, data.rater, data.label, np.log(spam_share),
+                                       np.log(theta[:, None] + spam_share), log_pi,
+                                       data.evidence, rng.random(n), z, post, hits,
+                                       class_counts)
+        hit_counts = hits.astype(np.int64)
+        for _ in range(_MACE_INNER):
+            knew = rng.binomial(hit_counts, theta[:, None] / (theta[:, None]
+                                                              + (1 - theta)[:, None] * xi))
+            spammed = count - knew
+            theta = np.clip(rng.beta(a + knew.sum(axis=1), b + spammed.sum(axis=1)),
+                            _EDGE, 1 - _EDGE)
+            xi = np.maximum(rng.standard_gamma(c + spammed), _EDGE)
+            xi /= xi.sum(axis=1, keepdims=True)
+        if fixed is None:
+            pi = rng.standard_gamma(class_counts + model.prior_class + 1.0)
+            pi /= pi.sum()
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            draws["prior"].append(pi)
+            draws["theta"].append(theta)
+            draws["xi"].append(xi)
+            proba_sum += post
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    prior, theta, xi = (np.stack(draws[k]) for k in ("prior", "theta", "xi"))
+    samples = {
+        "class_prior_": prior,
+        "rater_competence_": theta,
+        "spam_distribution_": xi,
+        "rater_accuracy_": theta + (1 - theta) * np.einsum("sjk,sk->sj", xi, prior),
+        # the draws are of θ and ξ themselves: a model at a draw scores
+        # with them, not with a variational posterior's weights
+        "competence_posterior_": None,
+        "spam_posterior_": None,
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
+
+
+def _log_sigmoid(t):
+    return -np.logaddexp(0.0, -t)
+
+
+def _glad_class_loglik(alpha, b, item, rater, label, n_classes):
+    """``S[i, k]`` = log p(item i's ratings | z_i = k, α, b_i) under GLAD:
+    log σ(α_j β_i) for each rating of label k, log(1 - σ(α_j β_i)) -
+    log(K - 1) for each other one (two bincounts over the ratings)."""
+    n, K = len(b), n_classes
+    t = alpha[rater] * np.exp(b)[item]
+    right = _log_sigmoid(t)
+    wrong = _log_sigmoid(-t) - (np.log(K - 1) if K > 1 else 0.0)
+    S = np.bincount(item * K + label, right - wrong, minlength=n * K).reshape(n, K)
+    return S + np.bincount(item, wrong, minlength=n)[:, None]
+
+
+def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Metropolis-within-Gibbs of GLAD's posterior p(π, α, b, z | X).
+
+    Whitehill et al. (2009), multi-class: rater j gives the true class
+    with probability σ(α_j β_i), β_i = exp(b_i), and each other class with
+    (1 - σ(α_j β_i)) / (K - 1); α_j ~ N(``alpha_prior_mean``,
+    ``alpha_prior_std``²), b_i ~ N(``b_prior_mean``, ``b_prior_std``²),
+    π ~ Dirichlet(``prior_class`` + 1) when learned.  A sweep:
+
+    - b_i | α, π with z_i summed out: random-walk Metropolis, every item
+      at once (each item's ratings are its own);
+    - z_i | α, b_i, π: exact, from the item's posterior;
+    - α_j | z, b: random-walk Metropolis on rater j's right and wrong
+      ratings, every rater at once;
+    - the ridge (α e^s, b - s), along which α_j β_i and so the likelihood
+      do not change: s by random walk, accepted on the prior ratio times
+      the Jacobian e^{Js} (a group move, Liu & Sabatti 2000); without it
+      the chain crawls along the direction that only the priors fix;
+    - π | z, conjugate.
+
+    Proposal scales adapt during burn-in (target acceptance 0.44) and are
+    then fixed.  The chain starts at the fit (its MAP b_i when it kept
+    them).
+    """
+    J, K, n = data.n_raters, data.n_classes, data.n_items
+    item, rater, label = data.item.astype(np.int64), data.rater.astype(np.int64), data.label
+    mu_a, sd_a = float(model.alpha_prior_mean), float(model.alpha_prior_std)
+    mu_b, sd_b = float(model.b_prior_mean), float(model.b_prior_std)
+    fixed = model._fixed_prior(K)
+    alpha = np.array(model.rater_ability_, dtype=np.float64)
+    difficulty = getattr(model, "item_difficulty_", None)
+    if difficulty is not None and len(difficulty) == n:
+        b = -np.log(np.asarray(difficulty, dtype=np.float64))
+    else:
+        b = np.full(n, mu_b)
+    pi = np.array(model.class_prior_ if fixed is None else fixed, dtype=np.float64)
+    evidence = data.evidence if len(data.evidence) else 0.0
+
+    def class_loglik(alpha, b):
+        return _glad_class_loglik(alpha, b, item, rater, label, K)
+
+    def b_target(S, b, log_pi):
+        with np.errstate(invalid="ignore"):
+            joint = S + log_pi
+        top = joint.max(axis=1)
+        return (top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
+                - 0.5 * ((b - mu_b) / sd_b) ** 2)
+
+    def alpha_target(alpha, beta, right):
+        t = alpha[rater] * beta
+        return (np.bincount(rater, _log_sigmoid(np.where(right, t, -t)), minlength=J)
+                - 0.5 * ((alpha - mu_a) / sd_a) ** 2)
+
+    counts = np.bincount(rater, minlength=J)
+    step = {"b": np.full(n, 0.5), "alpha": 1.0 / np.sqrt(1.0 + 0.25 * counts),
+            "ridge": np.array(0.05)}
+
+    def adapt(key, accepted):
+        step[key] = step[key] * np.exp(0.1 * (accepted - 0.44))
+
+    draws = {"prior": [], "alpha": []}
+    labels, proba_sum = [], np.zeros((n, K))
+    S = class_loglik(alpha, b)
+    for sweep in range(n_burnin + n_samples * thin):
+        adapting = sweep < n_burnin
+        with np.errstate(divide="ignore"):
+            log_pi = np.log(pi) + evidence
+        # b | α, π (z summed out)
+        proposal = b + step["b"] * rng.standard_normal(n)
+        S_new = class_loglik(alpha, proposal)
+        accepted = np.log(rng.random(n)) < b_target(S_new, proposal, log_pi) - b_target(S, b,
+                                                                                        log_pi)
+        b = np.where(accepted, proposal, b)
+        S = np.where(accepted[:, None], S_new, S)
+        if adapting:
+            adapt("b", accepted)
+        # z | α, b, π
+        joint = S + log_pi
+        proba = np.exp(joint - joint.max(axis=1, keepdims=True))
+        proba /= proba.sum(axis=1, keepdims=True)
+        z = np.minimum((rng.random(n)[:, None] > np.cumsum(proba, axis=1)).sum(axis=1), K - 1)
+        # α | z, b
+        beta, right = np.exp(b)[item], label == z[item]
+        proposal = alpha + step["alpha"] * rng.standard_normal(J)
+        accepted = (np.log(rng.random(J))
+                    < alpha_target(proposal, beta, right) - alpha_target(alpha, beta, right))
+        alpha = np.where(accepted, proposal, alpha)
+        if adapting:
+            adapt("alpha", accepted)
+        # the ridge (α e^s, b - s)
+        shift = float(step["ridge"] * rng.standard_normal())
+        moved_alpha, moved_b = alpha * np.exp(shift), b - shift
+        log_ratio = (J * shift
+                     - 0.5 * np.sum(((moved_alpha - mu_a) / sd_a) ** 2 - ((alpha - mu_a) / sd_a) ** 2)
+                     - 0.5 * np.sum(((moved_b - mu_b) / sd_b) ** 2 - ((b - mu_b) / sd_b) ** 2))
+        accepted = np.log(rng.random()) < log_ratio
+        if accepted:
+            alpha, b = moved_alpha, moved_b
+        if adapting:
+            adapt("ridge", accepted)
+        S = class_loglik(alpha, b)
+        # π | z
+        if fixed is None:
+            pi = rng.standard_gamma(np.bincount(z, minlength=K) + model.prior_class + 1.0)
+            pi /= pi.sum()
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            draws["prior"].append(pi)
+            draws["alpha"].append(alpha)
+            proba_sum += proba
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    samples = {"class_prior_": np.stack(draws["prior"]), "rater_ability_": np.stack(draws["alpha"])}
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
+
+
 def _bootstrap(model, data, n_samples, rng):
     """Refits of ``model`` to items resampled with replacement, each started
     from the fitted model (``init_params``) and run to its tolerance.
 
     Every rater stays in each refit (a rater none of whose items were
     drawn keeps its prior-only estimate), so draws line up with the fit's
-    raters."""
+    raters.  Known items (gold ``y``) keep their labels in every refit."""
     ratings = Ratings._from_sorted(data.item, data.rater, model.classes_[data.label],
                                    np.arange(data.n_items), model.rater_ids_)
     names = _attribute_names(model)
@@ -443,18 +679,22 @@ def _bootstrap(model, data, n_samples, rng):
         with warnings.catch_warnings():
             # a refit's tolerance from a warm start is the fit's own
             warnings.simplefilter("ignore", ConvergenceWarning)
-            refit.fit(sample, init_params=model)
+            known = {} if data.gold is None else {
+                k: model.classes_[g] for k, g in enumerate(data.gold[rows]) if g >= 0}
+            refit.fit(sample, y=known or None, init_params=model)
         for name in names:
             draws[name].append(copy.deepcopy(getattr(refit, name)))
     return {name: _stack(values) for name, values in draws.items()}
 
 
-_GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs}
+_GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs, "MACE": _mace_gibbs,
+          "GLAD": _glad_gibbs}
 #: (burn-in sweeps, sweeps per kept draw) when not given: DawidSkene's
 #: chain mixes slowly when raters are close to guessing, and reaches its
 #: nominal coverage by simulation with thin=5 (it under-covers with thin=1;
 #: see doc/uncertainty.rst)
-_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1)}
+_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1), "MACE": (200, 5),
+                   "GLAD": (200, 10)}
 
 
 def _resolve_method(name, method):
@@ -468,14 +708,14 @@ def _resolve_method(name, method):
     return method
 
 
-def _draw(model, X, n_samples, method, random_state, n_burnin, thin, keep_labels):
+def _draw(model, X, n_samples, method, random_state, n_burnin, thin, keep_labels, y=None):
     name = _check_model(model)
     n_samples = _check_count(n_samples, "n_samples")
     method = _resolve_method(name, method)
     default_burnin, default_thin = _CHAIN_DEFAULTS.get(name, (0, 1))
     n_burnin = _check_count(default_burnin if n_burnin is None else n_burnin, "n_burnin", low=0)
     thin = _check_count(default_thin if thin is None else thin, "thin")
-    data = _encoded(model, X)
+    data = _encoded(model, X, y)
     rng = check_random_state(random_state)
     if method == "gibbs":
         return (data, *_GIBBS[name](model, data, n_samples, n_burnin, thin, rng, keep_labels))
@@ -483,7 +723,7 @@ def _draw(model, X, n_samples, method, random_state, n_burnin, thin, keep_labels
 
 
 # -- public functions --------------------------------------------------------------
-def posterior_samples(model, X, n_samples=200, *, method="auto", random_state=None,
+def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_state=None,
                       n_burnin=None, thin=None):
     """Draws of a fitted model's global parameters from their posterior.
 
@@ -495,20 +735,27 @@ def posterior_samples(model, X, n_samples=200, *, method="auto", random_state=No
         The ratings the model was fitted to, in any form ``fit`` takes.
     n_samples : int, default=200
         Number of draws.
+    y : array-like, mapping or Series, default=None
+        The known labels the model was fitted with (``fit(X, y)``, see
+        :ref:`gold`): the draws condition on them, every known item
+        keeping its class.
     method : {"auto", "gibbs", "bootstrap"}, default="auto"
-        ``"gibbs"``: MCMC of the model's posterior (DawidSkene: Gibbs
-        sampling, its priors are conjugate; IRT3PL: Metropolis-within-Gibbs
-        on its quadrature grid); ``"bootstrap"``: refits to items
-        resampled with replacement, warm-started at the fit (any listed
-        model; too narrow when raters have few ratings).  ``"auto"``:
-        Gibbs for DawidSkene and IRT3PL, the bootstrap for GLAD and MACE.
+        ``"gibbs"``: MCMC of the model's posterior (DawidSkene and MACE:
+        Gibbs sampling, their priors are conjugate; IRT3PL:
+        Metropolis-within-Gibbs on its quadrature grid; GLAD:
+        Metropolis-within-Gibbs over abilities, item difficulties and
+        labels); ``"bootstrap"``: refits to items resampled with
+        replacement, warm-started at the fit (too narrow when raters have
+        few ratings).  ``"auto"``: Gibbs.
     random_state : int, RandomState instance or None, default=None
     n_burnin : int, default=None
         Gibbs sweeps discarded before the first draw (the chain starts at
-        the MAP); None: 200 for DawidSkene, 100 for IRT3PL.
+        the fit); None: 200 (IRT3PL: 100).
     thin : int, default=None
-        Gibbs sweeps per kept draw; None: 5 for DawidSkene (whose chain
-        mixes slowly when raters are close to guessing), 1 for IRT3PL.
+        Gibbs sweeps per kept draw; None: the smallest that covers at the
+        nominal rates in simulation-based calibration (see
+        :ref:`uncertainty`): 5 for DawidSkene and MACE, 10 for GLAD, 1 for
+        IRT3PL.
 
     Returns
     -------
@@ -532,7 +779,7 @@ def posterior_samples(model, X, n_samples=200, *, method="auto", random_state=No
     >>> bool(low < model.class_prior_[1] < high)
     True
     """
-    return _draw(model, X, n_samples, method, random_state, n_burnin, thin, False)[1]
+    return _draw(model, X, n_samples, method, random_state, n_burnin, thin, False, y)[1]
 
 
 def interval(draws, level=0.9):
@@ -719,8 +966,9 @@ def predict_proba(model, X, *, samples=None, **kwargs):
     X : ratings the model was fitted to
     samples : dict, default=None
         Draws from :func:`posterior_samples`; drawn here when None (the
-        further keyword arguments go to it).  For DawidSkene's Gibbs
-        sampler, drawing here averages the posteriors inside the chain.
+        further keyword arguments, ``y`` among them, go to it).  With a
+        Gibbs sampler, drawing here averages the posteriors inside the
+        chain (Rao-Blackwellised).
 
     Returns
     -------
@@ -741,9 +989,11 @@ def predict_proba(model, X, *, samples=None, **kwargs):
         method = options.pop("method", "auto")
         if _resolve_method(_check_model(model), method) == "gibbs":
             chain = [options.pop(k, d) for k, d in (("n_samples", 200), ("random_state", None),
-                                                    ("n_burnin", None), ("thin", None))]
+                                                    ("n_burnin", None), ("thin", None),
+                                                    ("y", None))]
             _reject_unknown(options)
-            return _draw(model, X, chain[0], "gibbs", chain[1], chain[2], chain[3], False)[2]
+            return _draw(model, X, chain[0], "gibbs", chain[1], chain[2], chain[3], False,
+                         chain[4])[2]
         samples = posterior_samples(model, X, method=method, **options)
     total = None
     for s in range(_n_draws(samples)):
@@ -759,8 +1009,8 @@ def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, *
     from its posterior given that draw: the joint posterior of the labels,
     with the raters' uncertainty in it, as Carpenter (item-difficulty
     paper) recommends for building a training set (rather than each
-    item's most probable label).  DawidSkene's Gibbs sampler draws the
-    labels inside the chain.
+    item's most probable label).  A Gibbs sampler draws the labels inside
+    the chain.
 
     Parameters
     ----------
@@ -772,7 +1022,8 @@ def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, *
         Draws from :func:`posterior_samples`.
     random_state : int, RandomState instance or None, default=None
     **kwargs
-        Passed to :func:`posterior_samples` (``method``, ``n_burnin``, ...).
+        Passed to :func:`posterior_samples` (``y``, ``method``,
+        ``n_burnin``, ...).
 
     Returns
     -------
@@ -794,8 +1045,9 @@ def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, *
         method = kwargs.pop("method", "auto")
         if _resolve_method(_check_model(model), method) == "gibbs":
             n_burnin, thin = kwargs.pop("n_burnin", None), kwargs.pop("thin", None)
+            y = kwargs.pop("y", None)
             _reject_unknown(kwargs)
-            labels = _draw(model, X, n_samples, "gibbs", rng, n_burnin, thin, True)[3]
+            labels = _draw(model, X, n_samples, "gibbs", rng, n_burnin, thin, True, y)[3]
             return model.classes_[labels]
         samples = posterior_samples(model, X, n_samples, method=method, random_state=rng,
                                     **kwargs)
