@@ -530,6 +530,43 @@ def _log_sigmoid(t):
     return -np.logaddexp(0.0, -t)
 
 
+#: Metropolis moves of the prevalence per sweep with the classes summed out
+#: (:func:`_prevalence_moves`); each costs O(items x classes)
+_PREVALENCE_MOVES = 5
+
+
+def _prevalence_moves(pi, proba, concentration, step, rng):
+    """Random-walk Metropolis on the prevalence π with every item's class
+    summed out, from ``proba``, the items' class posteriors at ``pi``.
+
+    Changing π to π' multiplies item i's marginal likelihood by
+    Σ_k proba_ik π'_k / π_k, so no pass over the ratings is needed.  The
+    walk is on the additive log-ratios log(π_k / π_K), under the
+    Dirichlet(``concentration``) prior (its density there gains the
+    Jacobian Π_k π_k).  Drawing π given the classes alone mixes slowly
+    when the ratings say little about the classes: π and the class counts
+    then pin each other down (lag-one autocorrelation about
+    n / (n + Σ concentration)).  Returns π, the item posteriors at it
+    (to draw the classes from next: the blocked draw of π and the
+    classes) and the number of moves accepted.
+    """
+    def target(p):
+        with np.errstate(divide="ignore"):
+            return (np.sum(concentration * np.log(p))
+                    + np.sum(np.log(proba @ (p / pi))))
+
+    current, value, accepted = pi, target(pi), 0
+    for _ in range(_PREVALENCE_MOVES):
+        logits = np.log(current[:-1] / current[-1]) + step * rng.standard_normal(len(pi) - 1)
+        proposal = np.exp(np.append(logits, 0.0) - max(logits.max(), 0.0))
+        proposal /= proposal.sum()
+        new = target(proposal)
+        if np.log(rng.random()) < new - value:
+            current, value, accepted = proposal, new, accepted + 1
+    proba = proba * (current / pi)
+    return current, proba / proba.sum(axis=1, keepdims=True), accepted
+
+
 def _glad_class_loglik(alpha, b, item, rater, label, n_classes):
     """``S[i, k]`` = log p(item i's ratings | z_i = k, α, b_i) under GLAD:
     log σ(α_j β_i) for each rating of label k, log(1 - σ(α_j β_i)) -
@@ -553,6 +590,8 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
 
     - b_i | α, π with z_i summed out: random-walk Metropolis, every item
       at once (each item's ratings are its own);
+    - π | α, b with every z_i summed out (:func:`_prevalence_moves`),
+      when learned;
     - z_i | α, b_i, π: exact, from the item's posterior;
     - α_j | z, b: random-walk Metropolis on rater j's right and wrong
       ratings, every rater at once;
@@ -597,7 +636,7 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
 
     counts = np.bincount(rater, minlength=J)
     step = {"b": np.full(n, 0.5), "alpha": 1.0 / np.sqrt(1.0 + 0.25 * counts),
-            "ridge": np.array(0.05)}
+            "ridge": np.array(0.05), "prior": np.array(0.3)}
 
     def adapt(key, accepted):
         step[key] = step[key] * np.exp(0.1 * (accepted - 0.44))
@@ -618,10 +657,16 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
         S = np.where(accepted[:, None], S_new, S)
         if adapting:
             adapt("b", accepted)
-        # z | α, b, π
         joint = S + log_pi
         proba = np.exp(joint - joint.max(axis=1, keepdims=True))
         proba /= proba.sum(axis=1, keepdims=True)
+        # π | α, b (z summed out), then z | α, b, π: a blocked draw
+        if fixed is None and K > 1:
+            pi, proba, moved = _prevalence_moves(pi, proba, model.prior_class + 1.0,
+                                                 step["prior"], rng)
+            if adapting:
+                adapt("prior", moved / _PREVALENCE_MOVES)
+        # z | α, b, π
         z = np.minimum((rng.random(n)[:, None] > np.cumsum(proba, axis=1)).sum(axis=1), K - 1)
         # α | z, b
         beta, right = np.exp(b)[item], label == z[item]
