@@ -463,7 +463,9 @@ def _mace_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
       (rater, label) that knew is binomial;
     - θ_j | S ~ Beta(a + knew_j, b + spammed_j) and
       ξ_j | S ~ Dirichlet(c + spammed labels of j);
-    - π | T, conjugate.
+    - π | T, conjugate, and before that, when learned, π | θ, ξ with every
+      T_i summed out (:func:`_prevalence_moves`), T being drawn again
+      from its posterior at the new π.
 
     The S, θ, ξ steps given T need only counts per (rater, label), O(J K),
     so each sweep repeats them ``_MACE_INNER`` times: θ_j and the number of
@@ -484,7 +486,9 @@ def _mace_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     hits, class_counts = np.empty((J, K)), np.empty(K)
     draws = {"prior": [], "theta": [], "xi": []}
     labels, proba_sum = [], np.zeros((n, K))
+    step = 0.3  # of the prevalence moves; adapted during burn-in
     for sweep in range(n_burnin + n_samples * thin):
+        adapting = sweep < n_burnin
         spam_share = (1 - theta)[:, None] * xi
         with np.errstate(divide="ignore"):
             log_pi = np.log(pi)
@@ -492,6 +496,18 @@ def _mace_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
                                        np.log(theta[:, None] + spam_share), log_pi,
                                        data.evidence, rng.random(n), z, post, hits,
                                        class_counts)
+        if fixed is None and K > 1:
+            # π | θ, ξ (T summed out), then T again: a blocked draw
+            moved_pi, moved_post, moved = _prevalence_moves(pi, post, model.prior_class + 1.0,
+                                                            step, rng)
+            if adapting:
+                step *= np.exp(0.1 * (moved / _PREVALENCE_MOVES - 0.44))
+            if moved:
+                pi, post[:] = moved_pi, moved_post
+                z[:] = _draw_classes(post, rng)
+                hits[:] = np.bincount(data.cell[data.label == z[data.item]],
+                                      minlength=J * K).reshape(J, K)
+                class_counts[:] = np.bincount(z, minlength=K)
         hit_counts = hits.astype(np.int64)
         for _ in range(_MACE_INNER):
             knew = rng.binomial(hit_counts, theta[:, None] / (theta[:, None]
@@ -533,6 +549,12 @@ def _log_sigmoid(t):
 #: Metropolis moves of the prevalence per sweep with the classes summed out
 #: (:func:`_prevalence_moves`); each costs O(items x classes)
 _PREVALENCE_MOVES = 5
+
+
+def _draw_classes(proba, rng):
+    """One class per row of ``proba``, by inversion of its cumulative sum."""
+    u = rng.random(len(proba))[:, None]
+    return np.minimum((u > np.cumsum(proba, axis=1)).sum(axis=1), proba.shape[1] - 1)
 
 
 def _prevalence_moves(pi, proba, concentration, step, rng):
@@ -667,7 +689,7 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
             if adapting:
                 adapt("prior", moved / _PREVALENCE_MOVES)
         # z | α, b, π
-        z = np.minimum((rng.random(n)[:, None] > np.cumsum(proba, axis=1)).sum(axis=1), K - 1)
+        z = _draw_classes(proba, rng)
         # α | z, b
         beta, right = np.exp(b)[item], label == z[item]
         proposal = alpha + step["alpha"] * rng.standard_normal(J)
