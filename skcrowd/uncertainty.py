@@ -617,6 +617,11 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     - z_i | α, b_i, π: exact, from the item's posterior;
     - α_j | z, b: random-walk Metropolis on rater j's right and wrong
       ratings, every rater at once;
+    - with two classes, relabelling: (-α, 1 - z, π reversed) leaves the
+      likelihood unchanged, so the swap is accepted on the prior ratio
+      (exp(-2 μ_α Σ α_j / σ_α²) with a symmetric prior on π).  With many
+      raters the mirrored mode has no mass; with a few, some adversarial,
+      it has, and the chain would not reach it by small steps;
     - the ridge (α e^s, b - s), along which α_j β_i and so the likelihood
       do not change: s by random walk, accepted on the prior ratio times
       the Jacobian e^{Js} (a group move, Liu & Sabatti 2000); without it
@@ -640,6 +645,8 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
         b = np.full(n, mu_b)
     pi = np.array(model.class_prior_ if fixed is None else fixed, dtype=np.float64)
     evidence = data.evidence if len(data.evidence) else 0.0
+    # known items (gold y) hold their class, which a relabelling would not
+    can_relabel = K == 2 and not has_gold(data)
 
     def class_loglik(alpha, b):
         return _glad_class_loglik(alpha, b, item, rater, label, K)
@@ -698,6 +705,15 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
         alpha = np.where(accepted, proposal, alpha)
         if adapting:
             adapt("alpha", accepted)
+        if can_relabel:
+            # with two classes, (-α, 1 - z, π reversed) gives every rating
+            # the probability it had: the swap's ratio is the priors'
+            swapped_pi = pi if fixed is not None else pi[::-1]
+            with np.errstate(divide="ignore"):
+                log_ratio = (-2.0 * mu_a * alpha.sum() / sd_a ** 2
+                             + np.log(swapped_pi)[1 - z].sum() - np.log(pi)[z].sum())
+            if np.log(rng.random()) < log_ratio:
+                alpha, z, pi = -alpha, 1 - z, swapped_pi.copy()
         # the ridge (α e^s, b - s)
         shift = float(step["ridge"] * rng.standard_normal())
         moved_alpha, moved_b = alpha * np.exp(shift), b - shift
