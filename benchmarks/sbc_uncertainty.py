@@ -20,8 +20,9 @@ true labels (log loss, expected calibration error).
     python benchmarks/sbc_uncertainty.py --reps 50 --n-samples 40 --method bootstrap
     python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150
     python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150 --thin 3
-    python benchmarks/sbc_uncertainty.py --model mace --reps 200
-    python benchmarks/sbc_uncertainty.py --model glad --reps 200
+    python benchmarks/sbc_uncertainty.py --model mace --reps 200 --seed 2
+    python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes few --seed 2
+    python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes many --seed 4
 """
 
 import argparse

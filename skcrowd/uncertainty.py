@@ -13,15 +13,20 @@ fitted model:
 - :func:`posterior_samples` draws the global parameters (prevalence, rater
   parameters, item-population hyperparameters) by
 
-  * ``"gibbs"`` (DawidSkene, IRT3PL): Markov chain Monte Carlo of the
+  * ``"gibbs"`` (every model, the default): Markov chain Monte Carlo of the
     model's own posterior, started at the fit.  DawidSkene's Dirichlet
     priors are conjugate, so a sweep draws every true class given the
     parameters, then every confusion row and the prevalence given the
     classes (Dawid & Skene 1979's complete-data likelihood, sampled
     instead of maximised).  IRT3PL's sweep draws every item's class and
     quadrature node, then the prevalence, and the raters and item
-    population by Metropolis steps (Carpenter, item-difficulty paper);
-  * ``"bootstrap"`` (any iterative model): the fit repeated on items
+    population by Metropolis steps (Carpenter, item-difficulty paper).
+    MACE's sweep draws the classes, the spam indicators, then the
+    competences and spam distributions from their Beta and Dirichlet
+    conditionals (Hovy et al. 2013); GLAD's moves the item difficulties,
+    the classes and the abilities by Metropolis-within-Gibbs (Whitehill
+    et al. 2009);
+  * ``"bootstrap"``: the fit repeated on items
     resampled with replacement, each refit started from the fitted model
     (``init_params``), so it takes a few passes instead of a cold fit.
     The spread of the refits approximates the posterior when every rater
@@ -835,10 +840,9 @@ def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_
         Gibbs sweeps discarded before the first draw (the chain starts at
         the fit); None: 200 (IRT3PL: 100).
     thin : int, default=None
-        Gibbs sweeps per kept draw; None: the smallest that covers at the
-        nominal rates in simulation-based calibration (see
-        :ref:`uncertainty`): 5 for DawidSkene and MACE, 10 for GLAD, 1 for
-        IRT3PL.
+        Gibbs sweeps per kept draw; None: 5 for DawidSkene and MACE, 10
+        for GLAD, 1 for IRT3PL, which cover at the nominal rates in
+        simulation-based calibration (see :ref:`uncertainty`).
 
     Returns
     -------
