@@ -300,9 +300,7 @@ class PosteriorMixin:
         """
         from .uncertainty import predict_proba
 
-        if samples is None:
-            kwargs["y"] = y
-        return predict_proba(self, X, samples=samples, **kwargs)
+        return predict_proba(self, X, samples=samples, y=y, **kwargs)
 
     def sample_labels(self, X, n_samples=100, *, y=None, samples=None, random_state=None,
                       **kwargs):
@@ -330,10 +328,8 @@ class PosteriorMixin:
         """
         from .uncertainty import sample_labels
 
-        if samples is None:
-            kwargs["y"] = y
         return sample_labels(self, X, n_samples, samples=samples, random_state=random_state,
-                             **kwargs)
+                             y=y, **kwargs)
 
     def rater_table(self, X=None, *, interval=None, y=None, samples=None, **kwargs):
         """Per-rater diagnostics of the fitted model, one row per rater;

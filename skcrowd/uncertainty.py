@@ -1055,7 +1055,8 @@ def predict_proba(model, X, *, samples=None, **kwargs):
         Draws from :func:`posterior_samples`; drawn here when None (the
         further keyword arguments, ``y`` among them, go to it).  With a
         Gibbs sampler, drawing here averages the posteriors inside the
-        chain (Rao-Blackwellised).
+        chain (Rao-Blackwellised).  With given draws, a keyword ``y``
+        (the fit's known labels) holds the known items at their class.
 
     Returns
     -------
@@ -1083,10 +1084,22 @@ def predict_proba(model, X, *, samples=None, **kwargs):
                          chain[4])[2]
         samples = posterior_samples(model, X, method=method, **options)
     total = None
-    for s in range(_n_draws(samples)):
-        proba = np.asarray(model_at(model, samples, s).predict_proba(X), dtype=np.float64)
+    for proba in _probas_at_draws(model, X, samples, kwargs.get("y")):
         total = proba if total is None else total + proba
     return total / _n_draws(samples)
+
+
+def _probas_at_draws(model, X, samples, y):
+    """The item posteriors at each draw, known items (``y``) at their
+    class."""
+    gold = None if y is None else _encoded(model, X, y).gold
+    for s in range(_n_draws(samples)):
+        proba = np.array(model_at(model, samples, s).predict_proba(X), dtype=np.float64)
+        if gold is not None:
+            known = np.flatnonzero(gold >= 0)
+            proba[known] = 0.0
+            proba[known, gold[known]] = 1.0
+        yield proba
 
 
 def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, **kwargs):
@@ -1139,8 +1152,7 @@ def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, *
         samples = posterior_samples(model, X, n_samples, method=method, random_state=rng,
                                     **kwargs)
     codes = []
-    for s in range(_n_draws(samples)):
-        proba = np.asarray(model_at(model, samples, s).predict_proba(X), dtype=np.float64)
+    for proba in _probas_at_draws(model, X, samples, kwargs.get("y")):
         cdf = np.cumsum(proba, axis=1)
         u = rng.random(len(proba))[:, None] * cdf[:, -1:]
         codes.append(np.minimum((u > cdf).sum(axis=1), proba.shape[1] - 1))

@@ -235,6 +235,23 @@ def test_samplers_condition_on_gold(make):
     assert np.any(unclamped[:, known] != gold)
 
 
+def test_draws_given_or_bootstrapped_keep_gold():
+    """Label sets and probabilities from given draws or from the bootstrap
+    also hold the known items at their class."""
+    ratings, z, _, _ = _glad_data(np.random.default_rng(14), n_items=40)
+    known = np.arange(0, 40, 5)
+    gold = 1 - z[known]
+    y = dict(zip(known.tolist(), gold.tolist()))
+    model = MACE(random_state=0).fit(ratings, y=y)
+    draws = posterior_samples(model, ratings, 10, y=y, random_state=0)
+    labels = model.sample_labels(ratings, samples=draws, y=y, random_state=0)
+    np.testing.assert_array_equal(labels[:, known], np.broadcast_to(gold, (10, len(known))))
+    proba = model.predict_proba_integrated(ratings, samples=draws, y=y)
+    np.testing.assert_array_equal(proba[known], np.eye(2)[gold])
+    boot = predict_proba(model, ratings, y=y, n_samples=3, method="bootstrap", random_state=0)
+    np.testing.assert_array_equal(boot[known], np.eye(2)[gold])
+
+
 def test_gold_moves_the_posterior():
     """Gold items inform the rater parameters: a rater who disagrees with
     every known label is drawn as less able than without the gold."""
