@@ -547,10 +547,6 @@ def _mace_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
 
 
-def _log_sigmoid(t):
-    return -np.logaddexp(0.0, -t)
-
-
 #: Metropolis moves of the prevalence per sweep with the classes summed out
 #: (:func:`_prevalence_moves`); each costs O(items x classes)
 _PREVALENCE_MOVES = 5
@@ -594,18 +590,6 @@ def _prevalence_moves(pi, proba, concentration, step, rng):
     return current, proba / proba.sum(axis=1, keepdims=True), accepted
 
 
-def _glad_class_loglik(alpha, b, item, rater, label, n_classes):
-    """``S[i, k]`` = log p(item i's ratings | z_i = k, α, b_i) under GLAD:
-    log σ(α_j β_i) for each rating of label k, log(1 - σ(α_j β_i)) -
-    log(K - 1) for each other one (two bincounts over the ratings)."""
-    n, K = len(b), n_classes
-    t = alpha[rater] * np.exp(b)[item]
-    right = _log_sigmoid(t)
-    wrong = _log_sigmoid(-t) - (np.log(K - 1) if K > 1 else 0.0)
-    S = np.bincount(item * K + label, right - wrong, minlength=n * K).reshape(n, K)
-    return S + np.bincount(item, wrong, minlength=n)[:, None]
-
-
 def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     """Metropolis-within-Gibbs of GLAD's posterior p(π, α, b, z | X).
 
@@ -638,7 +622,7 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     them).
     """
     J, K, n = data.n_raters, data.n_classes, data.n_items
-    item, rater, label = data.item.astype(np.int64), data.rater.astype(np.int64), data.label
+    rater, label = data.rater, data.label
     mu_a, sd_a = float(model.alpha_prior_mean), float(model.alpha_prior_std)
     mu_b, sd_b = float(model.b_prior_mean), float(model.b_prior_std)
     fixed = model._fixed_prior(K)
@@ -653,8 +637,13 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     # known items (gold y) hold their class, which a relabelling would not
     can_relabel = K == 2 and not has_gold(data)
 
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    log_other = float(np.log(K - 1)) if K > 1 else 0.0
+
     def class_loglik(alpha, b):
-        return _glad_class_loglik(alpha, b, item, rater, label, K)
+        S = np.empty((n, K))
+        uncertainty_kernels.glad_class_loglik(item_ptr, data.rater, label, alpha, b, log_other, S)
+        return S
 
     def b_target(S, b, log_pi):
         with np.errstate(invalid="ignore"):
@@ -663,10 +652,12 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
         return (top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
                 - 0.5 * ((b - mu_b) / sd_b) ** 2)
 
-    def alpha_target(alpha, beta, right):
-        t = alpha[rater] * beta
-        return (np.bincount(rater, _log_sigmoid(np.where(right, t, -t)), minlength=J)
-                - 0.5 * ((alpha - mu_a) / sd_a) ** 2)
+    rater_loglik = np.empty(J)
+
+    def alpha_target(alpha, z, beta):
+        uncertainty_kernels.glad_rater_loglik(data.item, data.rater, label, z, alpha, beta,
+                                              rater_loglik)
+        return rater_loglik - 0.5 * ((alpha - mu_a) / sd_a) ** 2
 
     counts = np.bincount(rater, minlength=J)
     step = {"b": np.full(n, 0.5), "alpha": 1.0 / np.sqrt(1.0 + 0.25 * counts),
@@ -703,10 +694,10 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
         # z | α, b, π
         z = _draw_classes(proba, rng)
         # α | z, b
-        beta, right = np.exp(b)[item], label == z[item]
+        beta = np.exp(b)
         proposal = alpha + step["alpha"] * rng.standard_normal(J)
         accepted = (np.log(rng.random(J))
-                    < alpha_target(proposal, beta, right) - alpha_target(alpha, beta, right))
+                    < alpha_target(proposal, z, beta) - alpha_target(alpha, z, beta))
         alpha = np.where(accepted, proposal, alpha)
         if adapting:
             adapt("alpha", accepted)

@@ -8,9 +8,8 @@ from scipy.special import expit, logsumexp
 from skcrowd import GLAD, IRT3PL, MACE, DawidSkene, Ratings
 from skcrowd._kernels import _uncertainty as kernels
 from skcrowd.datasets._generators import random_design
-from skcrowd.uncertainty import (_glad_class_loglik, effective_sample_size, interval,
-                                 model_at, posterior_samples, predict_proba, rater_table,
-                                 sample_labels)
+from skcrowd.uncertainty import (effective_sample_size, interval, model_at, posterior_samples,
+                                 predict_proba, rater_table, sample_labels)
 
 
 def _design(rng, n_items=30, n_raters=5, n_classes=3, with_gold=False):
@@ -84,18 +83,30 @@ def test_dawid_skene_sweep_clamps_gold():
     np.testing.assert_array_equal(z, _drawn_by_inversion(expected, uniforms))
 
 
-def test_glad_class_loglik_is_the_rating_model():
+def test_glad_kernels_match_numpy():
+    """The item table S[i, k] = log p(ratings of i | z_i = k) and the
+    raters' log likelihood given the classes, against GLAD's rating model
+    written out in numpy (Whitehill et al. 2009, multi-class)."""
     rng = np.random.default_rng(4)
     n_items, J, K = 25, 4, 3
-    _, item, rater, label, _ = _design(rng, n_items, J, K)
-    alpha, b = rng.normal(1, 1, J), rng.normal(0, 1, n_items)
-    S = _glad_class_loglik(alpha, b, item, rater, label, K)
+    item_ptr, item, rater, label, _ = _design(rng, n_items, J, K)
+    alpha, b = rng.normal(1, 3, J), rng.normal(0, 1.5, n_items)
+    z = rng.integers(0, K, n_items)
+    t = alpha[rater] * np.exp(b[item])
+    # log σ(±t), without the overflow of log(1 - σ(t)) at large t
+    log_right, log_wrong = -np.logaddexp(0, -t), -np.logaddexp(0, t)
+    log_label = np.where(label[:, None] == np.arange(K), log_right[:, None],
+                         (log_wrong - np.log(K - 1))[:, None])
     expected = np.zeros((n_items, K))
-    for i, j, y in zip(item, rater, label):
-        right = expit(alpha[j] * np.exp(b[i]))
-        for k in range(K):
-            expected[i, k] += np.log(right if y == k else (1 - right) / (K - 1))
-    np.testing.assert_allclose(S, expected, rtol=1e-10, atol=1e-12)
+    np.add.at(expected, item, log_label)
+    S = np.empty((n_items, K))
+    kernels.glad_class_loglik(item_ptr, rater, label, alpha, b, np.log(K - 1), S)
+    np.testing.assert_allclose(S, expected, rtol=1e-10, atol=1e-10)
+    right = label == z[item]
+    expected_raters = np.bincount(rater, np.where(right, log_right, log_wrong), minlength=J)
+    out = np.empty(J)
+    kernels.glad_rater_loglik(item.astype(np.int32), rater, label, z, alpha, np.exp(b), out)
+    np.testing.assert_allclose(out, expected_raters, rtol=1e-10, atol=1e-10)
 
 
 # -- the samplers recover simulated parameters ---------------------------------------

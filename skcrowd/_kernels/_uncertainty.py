@@ -120,3 +120,45 @@ def mace_sweep(item_ptr, rater, label, log_off, log_hit, log_prior, evidence, un
         for r in range(item_ptr[i], item_ptr[i + 1]):
             if label[r] == drawn:
                 hits[rater[r], drawn] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def _log_sigmoid(t):
+    if t >= 0:
+        return -np.log1p(np.exp(-t))
+    return t - np.log1p(np.exp(t))
+
+
+@njit(cache=True, nogil=True)
+def glad_class_loglik(item_ptr, rater, label, alpha, b, log_other, S):
+    """``S[i, k]`` = log p(item i's ratings | z_i = k, α, b_i) under GLAD
+    (Whitehill et al. 2009, multi-class): log σ(α_j e^{b_i}) for each
+    rating of label k, log(1 - σ(α_j e^{b_i})) - ``log_other`` for each
+    other one.  Ratings sorted by item (``item_ptr``); ``S`` overwritten.
+    """
+    n_classes = S.shape[1]
+    for i in range(item_ptr.shape[0] - 1):
+        beta = np.exp(b[i])
+        base = 0.0
+        for k in range(n_classes):
+            S[i, k] = 0.0
+        for r in range(item_ptr[i], item_ptr[i + 1]):
+            t = alpha[rater[r]] * beta
+            right = _log_sigmoid(t)
+            wrong = right - t - log_other  # log σ(-t) = log σ(t) - t
+            base += wrong
+            S[i, label[r]] += right - wrong
+        for k in range(n_classes):
+            S[i, k] += base
+
+
+@njit(cache=True, nogil=True)
+def glad_rater_loglik(item, rater, label, z, alpha, beta, out):
+    """``out[j]`` = Σ log σ(±α_j β_i) over rater j's ratings, + when the
+    rating is the item's class ``z[i]``: the abilities' log likelihood
+    given the classes (overwritten)."""
+    out[:] = 0.0
+    for r in range(item.shape[0]):
+        i, j = item[r], rater[r]
+        t = alpha[j] * beta[i]
+        out[j] += _log_sigmoid(t if label[r] == z[i] else -t)
