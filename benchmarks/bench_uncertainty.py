@@ -2,8 +2,8 @@
 
 ``--perf``: the cost of the posterior draws against one fit (with the
 load of the data): DawidSkene on 500k simulated ratings (Gibbs, bootstrap,
-integrated probabilities) and IRT3PL on caries (Gibbs, bootstrap).  Wall
-and CPU seconds.
+integrated probabilities), IRT3PL on caries, MACE and GLAD on RTE (Gibbs,
+bootstrap).  Wall and CPU seconds.
 
 ``--lattice``: on caries and RTE, every model of Carpenter's lattice
 (IRT3PL with the paper's fixed item priors, ``learn_item_prior=False``):
@@ -23,7 +23,7 @@ import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import IRT3PL, DawidSkene, lattice
+from skcrowd import GLAD, IRT3PL, MACE, DawidSkene, lattice
 from skcrowd.datasets import load_caries, load_rte, make_dawid_skene
 from skcrowd.uncertainty import interval, posterior_samples
 
@@ -77,6 +77,17 @@ def perf():
         model, t_fit = timed("one fit", lambda: IRT3PL(learn_item_prior=learn,
                                                        random_state=0).fit(ratings))
         _, t_gibbs = timed("Gibbs, 100 burn-in + 200 draws", lambda: posterior_samples(
+            model, ratings, 200, random_state=0))
+        _, t_boot = timed("bootstrap, 20 warm refits", lambda: posterior_samples(
+            model, ratings, 20, method="bootstrap", random_state=0))
+        print(f"  ratio to load + fit: Gibbs {t_gibbs / (t_load + t_fit):.1f}x, bootstrap (20) "
+              f"{t_boot / (t_load + t_fit):.1f}x")
+    for make, chain in ((MACE, "200 burn-in + 200 draws x thin 5"),
+                        (GLAD, "200 burn-in + 200 draws x thin 10")):
+        print(f"{make.__name__} on RTE (defaults)")
+        ratings, t_load = timed("load_rte (the load)", lambda: load_rte().ratings)
+        model, t_fit = timed("one fit", lambda: make(random_state=0).fit(ratings))
+        _, t_gibbs = timed(f"Gibbs, {chain}", lambda: posterior_samples(
             model, ratings, 200, random_state=0))
         _, t_boot = timed("bootstrap, 20 warm refits", lambda: posterior_samples(
             model, ratings, 20, method="bootstrap", random_state=0))

@@ -10,9 +10,9 @@ beside it (for the rater rows it counts replications, not raters, which is
 the conservative count: the raters of one replication share its items).
 
 Two sizes: "few" (many raters, about 9 ratings each) and "many" (few
-raters, hundreds of ratings each).  The DawidSkene rows also compare the
-item probabilities integrated over the posterior with the plug-in ones on
-the true labels (log loss, expected calibration error).
+raters, hundreds of ratings each).  The "few" runs also compare the item
+probabilities integrated over the posterior with the plug-in ones on the
+true labels (log loss, expected calibration error).
 
     python benchmarks/sbc_uncertainty.py --reps 200 --sizes few
     python benchmarks/sbc_uncertainty.py --reps 100 --sizes many
@@ -20,6 +20,9 @@ the true labels (log loss, expected calibration error).
     python benchmarks/sbc_uncertainty.py --reps 50 --n-samples 40 --method bootstrap
     python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150
     python benchmarks/sbc_uncertainty.py --model irt --reps 40 --n-samples 150 --thin 3
+    python benchmarks/sbc_uncertainty.py --model mace --reps 200 --seed 2
+    python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes few --seed 2
+    python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes many --seed 4
 """
 
 import argparse
@@ -29,7 +32,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import DawidSkene, IRT3PL, Ratings
+from skcrowd import GLAD, MACE, DawidSkene, IRT3PL, Ratings
 from skcrowd.datasets import make_irt
 from skcrowd.datasets._generators import random_design
 from skcrowd.uncertainty import interval, posterior_samples, predict_proba
@@ -80,6 +83,42 @@ def simulate_irt(n_items, n_raters, per_item, rng):
                                             "alpha_spec": abilities[:, 1]}
 
 
+def simulate_mace(model, n_items, n_raters, per_item, rng):
+    """MACE from its priors (Hovy et al. 2013): θ_j ~ Beta(prior_knowing,
+    prior_spamming), ξ_j ~ Dirichlet(prior_strategy), π ~
+    Dirichlet(prior_class + 1); a rater knows (gives the true class) with
+    probability θ_j, else draws from ξ_j."""
+    K = 2
+    pi = rng.dirichlet(np.full(K, model.prior_class + 1.0))
+    theta = rng.beta(model.prior_knowing, model.prior_spamming, n_raters)
+    xi = rng.dirichlet(np.full(K, model.prior_strategy), n_raters)
+    z = rng.choice(K, size=n_items, p=pi)
+    item, rater = random_design(n_items, n_raters, per_item, rng)
+    knew = rng.random(len(item)) < theta[rater]
+    spam = (rng.random(len(item)) < xi[rater, 1]).astype(int)
+    label = np.where(knew, z[item], spam)
+    ratings = Ratings(item, rater, label, item_ids=np.arange(n_items),
+                      rater_ids=np.arange(n_raters))
+    return ratings, z, {"prevalence": pi[1:], "competence": theta, "spam_1": xi[:, 1]}
+
+
+def simulate_glad(model, n_items, n_raters, per_item, rng):
+    """GLAD from its priors (Whitehill et al. 2009): α_j ~ N(1, 1), b_i ~
+    N(1, 1), π ~ Dirichlet(prior_class + 1) (learned prevalence); a rater
+    is right with probability σ(α_j exp(b_i))."""
+    K = 2
+    pi = rng.dirichlet(np.full(K, model.prior_class + 1.0))
+    alpha = rng.normal(model.alpha_prior_mean, model.alpha_prior_std, n_raters)
+    b = rng.normal(model.b_prior_mean, model.b_prior_std, n_items)
+    z = rng.choice(K, size=n_items, p=pi)
+    item, rater = random_design(n_items, n_raters, per_item, rng)
+    right = rng.random(len(item)) < 1 / (1 + np.exp(-alpha[rater] * np.exp(b[item])))
+    label = np.where(right, z[item], 1 - z[item])
+    ratings = Ratings(item, rater, label, item_ids=np.arange(n_items),
+                      rater_ids=np.arange(n_raters))
+    return ratings, z, {"prevalence": pi[1:], "ability": alpha}
+
+
 def drawn(name, samples):
     if name == "prevalence":
         return samples["class_prior_"][:, 1:]
@@ -87,6 +126,12 @@ def drawn(name, samples):
         return samples["confusion_"][:, :, 0, 0]
     if name == "sensitivity":
         return samples["confusion_"][:, :, 1, 1]
+    if name == "competence":
+        return samples["rater_competence_"]
+    if name == "spam_1":
+        return samples["spam_distribution_"][:, :, 1]
+    if name == "ability":
+        return samples["rater_ability_"]
     return samples[name + "_"]
 
 
@@ -111,6 +156,12 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
         if model_name == "dawid_skene":
             model = DawidSkene(classes=[0, 1])
             ratings, z, truth = simulate_dawid_skene(model, n_items, n_raters, per_item, rng)
+        elif model_name == "mace":
+            model = MACE(classes=[0, 1], random_state=0)
+            ratings, z, truth = simulate_mace(model, n_items, n_raters, per_item, rng)
+        elif model_name == "glad":
+            model = GLAD(classes=[0, 1], class_prior="learn")
+            ratings, z, truth = simulate_glad(model, n_items, n_raters, per_item, rng)
         else:
             model = IRT3PL(learn_item_prior=False, classes=[0, 1], random_state=0)
             ratings, z, truth = simulate_irt(n_items, n_raters, per_item, rng)
@@ -126,7 +177,7 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
                 low, high = interval(draws, level)
                 inside = (low <= value) & (value <= high)
                 hits.setdefault((name, level), []).append(inside)
-        if model_name == "dawid_skene" and size == "few":
+        if model_name != "irt" and size == "few":
             plug.append(model.predict_proba(ratings))
             integrated.append(predict_proba(model, ratings, samples=samples))
             truths.append(z)
@@ -147,14 +198,15 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", choices=["dawid_skene", "irt"], default="dawid_skene")
+    parser.add_argument("--model", choices=["dawid_skene", "irt", "mace", "glad"],
+                        default="dawid_skene")
     parser.add_argument("--method", default="auto")
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--n-samples", type=int, default=200)
     parser.add_argument("--sizes", default="few,many")
     parser.add_argument("--seed", type=int, default=0)
-    # default: the library's (DawidSkene 200 burn-in sweeps, thin 5;
-    # IRT3PL 100, thin 1)
+    # default: the library's (200 burn-in sweeps and thin 5 for DawidSkene
+    # and MACE, 10 for GLAD; IRT3PL 100, thin 1)
     parser.add_argument("--thin", type=int, default=None)
     parser.add_argument("--burnin", type=int, default=None)
     args = parser.parse_args()

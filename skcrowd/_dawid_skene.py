@@ -17,7 +17,7 @@ from ._base import (
 )
 from ._backend import of as backend_of, on_workers
 from ._kernels import _dawid_skene as kernels
-from ._mixins import OnlineEMMixin, WarmStartMixin
+from ._mixins import OnlineEMMixin, PosteriorMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
 
 __all__ = ["DawidSkene", "dawid_skene_prior_grid"]
@@ -80,7 +80,7 @@ def dawid_skene_prior_grid(n_classes, correct=_GRID_CORRECT, wrong=_GRID_WRONG):
             for c in counts["correct"] for w in counts["wrong"]]
 
 
-class DawidSkene(OnlineEMMixin, WarmStartMixin, CrowdModel):
+class DawidSkene(PosteriorMixin, OnlineEMMixin, WarmStartMixin, CrowdModel):
     """Dawid–Skene model: a confusion matrix per rater, fitted by MAP-EM.
 
     Each item has a true class z_i ~ Cat(π); rater j reports label l for an

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import CrowdModel, has_gold, numba_threads
 from ._backend import of as backend_of, on_workers
 from ._kernels import _glad as kernels
-from ._mixins import OnlineEMMixin, WarmStartMixin
+from ._mixins import OnlineEMMixin, PosteriorMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
 
 __all__ = ["GLAD"]
@@ -29,7 +29,7 @@ _SEARCH_POINTS = 17
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 
 
-class GLAD(OnlineEMMixin, WarmStartMixin, CrowdModel):
+class GLAD(PosteriorMixin, OnlineEMMixin, WarmStartMixin, CrowdModel):
     """GLAD: each rater has an ability, each item a difficulty.
 
     Item i has a true class z_i ~ Cat(π) and an inverse difficulty

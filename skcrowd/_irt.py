@@ -30,7 +30,7 @@ from ._base import CrowdModel, fit_encoded
 from ._backend import on_workers
 from ._kernels import _irt as kernels
 from ._kernels._config import use_numpy
-from ._mixins import WarmStartMixin
+from ._mixins import PosteriorMixin, WarmStartMixin
 
 __all__ = ["IRT3PL", "lattice", "lattice_grid"]
 
@@ -167,7 +167,7 @@ def lattice_grid(tags=None):
     return [{k: [v] for k, v in _tag_params(t).items()} for t in chosen]
 
 
-class IRT3PL(WarmStartMixin, CrowdModel):
+class IRT3PL(PosteriorMixin, WarmStartMixin, CrowdModel):
     """Item-difficulty rating model (IRT 3PL with sensitivity/specificity).
 
     Binary ratings only.  Rater j has log-odds sensitivity α^sens_j and

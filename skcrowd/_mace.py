@@ -13,13 +13,13 @@ from ._base import (CrowdModel, apply_evidence, draw_categorical, has_gold, item
                     item_dirichlet, item_ids_of, numba_threads)
 from ._kernels import _mace as kernels
 from ._kernels._common import vote_counts
-from ._mixins import OnlineEMMixin, WarmStartMixin
+from ._mixins import OnlineEMMixin, PosteriorMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
 
 __all__ = ["MACE"]
 
 
-class MACE(OnlineEMMixin, WarmStartMixin, CrowdModel):
+class MACE(PosteriorMixin, OnlineEMMixin, WarmStartMixin, CrowdModel):
     """Multi-Annotator Competence Estimation: raters who know or spam.
 
     Item i has a true class T_i ~ Cat(π).  On each rating, rater j knows the

@@ -1,6 +1,7 @@
 """What some models add to the fit loop: warm starts and stepwise (online)
 EM, as mixins placed before :class:`~skcrowd._base.CrowdModel` in a model's
-bases (``class DawidSkene(OnlineEMMixin, WarmStartMixin, CrowdModel)``).
+bases (``class DawidSkene(OnlineEMMixin, WarmStartMixin, CrowdModel)``),
+and the posterior draws of :mod:`skcrowd.uncertainty` as methods.
 """
 
 import numpy as np
@@ -12,7 +13,7 @@ from ._base import numba_threads
 from ._kernels._common import count_codes
 from ._ratings import encode_batch, set_raters
 
-__all__ = ["OnlineEMMixin", "WarmStartMixin"]
+__all__ = ["OnlineEMMixin", "PosteriorMixin", "WarmStartMixin"]
 
 
 class WarmStartMixin:
@@ -245,3 +246,142 @@ class OnlineEMMixin:
         self.n_iter_ = state["t"]
         self._set_fitted(data, params, None)
         return self
+
+
+class PosteriorMixin:
+    """Posterior draws of the fitted global parameters, and what integrates
+    them, as methods: each delegates to :mod:`skcrowd.uncertainty`
+    (:ref:`uncertainty`), whose functions take the model as their first
+    argument.  Every method needs the ratings ``X`` the model was fitted to
+    (and its known labels ``y``, if it had any): the model does not keep
+    them.
+    """
+
+    def posterior_samples(self, X, n_samples=200, *, y=None, method="auto",
+                          random_state=None, n_burnin=None, thin=None):
+        """Draws of the fitted global parameters from their posterior.
+
+        See :func:`skcrowd.uncertainty.posterior_samples`.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Ratings
+            The ratings the model was fitted to.
+        n_samples : int, default=200
+        y : array-like, mapping or Series, default=None
+            The known labels of the fit: the draws condition on them.
+        method : {"auto", "gibbs", "bootstrap"}, default="auto"
+        random_state : int, RandomState instance or None, default=None
+        n_burnin, thin : int, default=None
+            The chain's burn-in sweeps and sweeps per draw (None: the
+            model's defaults).
+
+        Returns
+        -------
+        samples : dict
+            One array per global attribute, draws along the leading axis.
+        """
+        from .uncertainty import posterior_samples
+
+        return posterior_samples(self, X, n_samples, y=y, method=method,
+                                 random_state=random_state, n_burnin=n_burnin, thin=thin)
+
+    def predict_proba_integrated(self, X, *, y=None, samples=None, **kwargs):
+        """Item posteriors averaged over the posterior of the global
+        parameters (``predict_proba`` plugs the fitted ones in).
+
+        See :func:`skcrowd.uncertainty.predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Ratings
+            The ratings the model was fitted to.
+        y : array-like, mapping or Series, default=None
+            The known labels of the fit.
+        samples : dict, default=None
+            Draws from :meth:`posterior_samples`; drawn here when None,
+            with the further keyword arguments.
+        **kwargs
+            ``n_samples``, ``method``, ``random_state``, ``n_burnin``,
+            ``thin``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_items, n_classes)
+        """
+        from .uncertainty import predict_proba
+
+        return predict_proba(self, X, samples=samples, y=y, **kwargs)
+
+    def sample_labels(self, X, n_samples=100, *, y=None, samples=None, random_state=None,
+                      **kwargs):
+        """True labels drawn from the full posterior: parameters, then
+        labels (one label set per row).
+
+        See :func:`skcrowd.uncertainty.sample_labels`.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Ratings
+            The ratings the model was fitted to.
+        n_samples : int, default=100
+        y : array-like, mapping or Series, default=None
+            The known labels of the fit.
+        samples : dict, default=None
+            Draws from :meth:`posterior_samples`.
+        random_state : int, RandomState instance or None, default=None
+        **kwargs
+            ``method``, ``n_burnin``, ``thin``.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples, n_items)
+        """
+        from .uncertainty import sample_labels
+
+        return sample_labels(self, X, n_samples, samples=samples, random_state=random_state,
+                             y=y, **kwargs)
+
+    def rater_table(self, X=None, *, interval=None, y=None, samples=None, **kwargs):
+        """Per-rater diagnostics of the fitted model, one row per rater;
+        with ``interval``, posterior interval columns beside every
+        parameter column.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, DataFrame or Ratings, default=None
+            The ratings the model was fitted to (needed with ``interval``
+            unless ``samples`` is given).
+        interval : float in (0, 1), default=None
+            Posterior mass of the intervals: each parameter column ``c``
+            gets ``c_lower`` and ``c_upper`` (see
+            :func:`skcrowd.uncertainty.rater_table`).  None: the table of
+            the fitted parameters alone.
+        y : array-like, mapping or Series, default=None
+            The known labels of the fit.
+        samples : dict, default=None
+            Draws from :meth:`posterior_samples`; drawn here when None,
+            with the further keyword arguments.
+        **kwargs
+            ``n_samples``, ``method``, ``random_state``, ``n_burnin``,
+            ``thin``.
+
+        Returns
+        -------
+        table : pandas.DataFrame
+            One row per rater, the columns of :ref:`result_tables`, and
+            with ``interval`` the ``_lower`` and ``_upper`` ones.
+        """
+        if interval is None:
+            if X is not None or samples is not None or kwargs or y is not None:
+                raise ValueError("rater_table takes ratings, samples or sampler options "
+                                 "only with interval=...")
+            return super().rater_table()
+        if X is None and samples is None:
+            raise ValueError("rater_table(interval=...) needs the ratings the model was "
+                             "fitted to: rater_table(X, interval=...).")
+        from .uncertainty import rater_table
+
+        if samples is None:
+            kwargs["y"] = y
+        return rater_table(self, X, interval, samples=samples, **kwargs)

@@ -13,15 +13,20 @@ fitted model:
 - :func:`posterior_samples` draws the global parameters (prevalence, rater
   parameters, item-population hyperparameters) by
 
-  * ``"gibbs"`` (DawidSkene, IRT3PL): Markov chain Monte Carlo of the
+  * ``"gibbs"`` (every model, the default): Markov chain Monte Carlo of the
     model's own posterior, started at the fit.  DawidSkene's Dirichlet
     priors are conjugate, so a sweep draws every true class given the
     parameters, then every confusion row and the prevalence given the
     classes (Dawid & Skene 1979's complete-data likelihood, sampled
     instead of maximised).  IRT3PL's sweep draws every item's class and
     quadrature node, then the prevalence, and the raters and item
-    population by Metropolis steps (Carpenter, item-difficulty paper);
-  * ``"bootstrap"`` (any iterative model): the fit repeated on items
+    population by Metropolis steps (Carpenter, item-difficulty paper).
+    MACE's sweep draws the classes, the spam indicators, then the
+    competences and spam distributions from their Beta and Dirichlet
+    conditionals (Hovy et al. 2013); GLAD's moves the item difficulties,
+    the classes and the abilities by Metropolis-within-Gibbs (Whitehill
+    et al. 2009);
+  * ``"bootstrap"``: the fit repeated on items
     resampled with replacement, each refit started from the fitted model
     (``init_params``), so it takes a few passes instead of a cold fit.
     The spread of the refits approximates the posterior when every rater
@@ -48,6 +53,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ._base import has_gold
 from ._dask import is_dask_frame
 from ._kernels import _irt as irt_kernels
 from ._kernels import _uncertainty as uncertainty_kernels
@@ -107,14 +113,14 @@ def _reject_unknown(options):
         raise TypeError(f"unexpected arguments {sorted(options)}.")
 
 
-def _encoded(model, X):
-    """``X`` encoded against the fitted model (raters and classes of the
-    fit); raters the fit has not seen are refused: their parameters have no
-    posterior."""
+def _encoded(model, X, y=None):
+    """``X`` (and the fit's known labels ``y``) encoded against the fitted
+    model (raters and classes of the fit); raters the fit has not seen are
+    refused: their parameters have no posterior."""
     if is_dask_frame(X):
         raise ValueError("posterior uncertainty does not take a dask DataFrame: the chain "
                          "needs the ratings in memory (pass a Ratings or a matrix).")
-    data = model._encode(X, reset=False)
+    data = model._encode(X, reset=False, y=y)
     if data.n_raters > model.n_features_in_:
         raise ValueError("X has raters the model was not fitted on; posterior uncertainty "
                          "needs the ratings the model was fitted to.")
@@ -172,7 +178,9 @@ def model_at(model, samples, s):
     """
     at = copy.copy(model)
     for name, values in samples.items():
-        if isinstance(values, dict):
+        if values is None:
+            setattr(at, name, None)
+        elif isinstance(values, dict):
             setattr(at, name, {k: float(v[s]) for k, v in values.items()})
         else:
             setattr(at, name, values[s])
@@ -202,7 +210,8 @@ def _dawid_skene_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels)
     fixed = model.class_prior is not None
     theta = np.array(model.confusion_, dtype=np.float64)
     pi = np.array(model.class_prior_, dtype=np.float64)
-    can_relabel = not one_coin and not fixed and K > 1
+    # known items (gold y) hold their class, which a relabelling would not
+    can_relabel = not one_coin and not fixed and K > 1 and not has_gold(data)
     confusion, prior, labels = [], [], []
     proba_sum = np.zeros((n, K))
     z, post = np.empty(n, dtype=np.int64), np.empty((n, K))
@@ -213,7 +222,8 @@ def _dawid_skene_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels)
         with np.errstate(divide="ignore"):
             log_theta, log_pi = np.log(theta), np.log(pi)
         uncertainty_kernels.dawid_skene_sweep(item_ptr, rater, label, log_theta, log_pi,
-                                              rng.random(n), z, post, counts, class_counts)
+                                              data.evidence, rng.random(n), z, post, counts,
+                                              class_counts)
         # θ, π | z: conjugate Dirichlet (Beta for one coin) draws
         if one_coin:
             right = np.trace(counts, axis1=1, axis2=2)
@@ -324,6 +334,14 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     p_rating_label = pat["label"]
     p_rating_group = (pat["rater"] if model.rater_effects
                       else np.zeros(len(p_rating_label), pat["rater"].dtype))
+    gold_row = None
+    if data.gold is not None:
+        # a known item's class is one more rating, by a perfect rater
+        # (rater J of the patterns, as in the fit): a table row after the
+        # groups', 0 where the rating is the class and -inf elsewhere
+        p_rating_group = np.where(pat["rater"] == J, n_groups, p_rating_group)
+        gold_row = np.full((1, 2, 2 * M), -np.inf)
+        gold_row[0, 0, :M] = gold_row[0, 1, M:] = 0.0
     counts = np.bincount(group, minlength=n_groups).astype(np.float64)
     step = {"sens": 2.0 / np.sqrt(1.0 + 0.25 * counts), "spec": 2.0 / np.sqrt(1.0 + 0.25 * counts),
             "hyper": np.full(len(names), 0.1)}
@@ -345,7 +363,8 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
             log_cell = np.concatenate([np.log(1 - pi) + grid[1], np.log(pi) + grid[1]])
         cdf = np.empty((n_patterns, 2 * M))
         uncertainty_kernels.pattern_cell_cdf.pick(len(p_rating_label) * 2 * M)(
-            p_ptr, p_rating_group, p_rating_label, log_cell, table, cdf)
+            p_ptr, p_rating_group, p_rating_label, log_cell,
+            table if gold_row is None else np.concatenate([table, gold_row]), cdf)
         cdf /= cdf[:, -1:]
         class_proba = np.column_stack([cdf[:, M - 1], 1 - cdf[:, M - 1]])[of_item]
         flat = (cdf + np.arange(n_patterns)[:, None]).ravel()
@@ -422,13 +441,309 @@ def _irt_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
 
 
+#: θ and ξ are kept this far from 0 and 1 (a Beta(1/2, 1/2) draw can round
+#: to either), so that every rating keeps a finite log probability
+_EDGE = 1e-12
+#: S, θ, ξ steps per pass over the ratings in MACE's sampler (see
+#: :func:`_mace_gibbs`): they cost O(raters x classes)
+_MACE_INNER = 5
+
+
+def _mace_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Gibbs sampling of MACE's posterior p(π, θ, ξ, T, S | X).
+
+    Hovy et al. (2013): T_i ~ Cat(π); on each rating the rater knows the
+    answer (S = 0, probability θ_j) and gives T_i, or spams (S = 1) a label
+    drawn from ξ_j; θ_j ~ Beta(``prior_knowing``, ``prior_spamming``),
+    ξ_j ~ Dirichlet(``prior_strategy``) (the paper's priors, those of the
+    variational fit; an EM fit's parameters are sampled under them too),
+    π ~ Dirichlet(``prior_class`` + 1) when it is learned (the MAP's
+    pseudo-counts).  A sweep draws
+
+    - T | θ, ξ, π with the S summed out: each item's posterior, its class
+      drawn from it (one pass over the ratings, in a kernel);
+    - S | T, θ, ξ: a rating whose label is not T_i was spammed; one whose
+      label l is T_i knew the answer with probability
+      θ_j / (θ_j + (1 - θ_j) ξ_jl), so the number of such ratings per
+      (rater, label) that knew is binomial;
+    - θ_j | S ~ Beta(a + knew_j, b + spammed_j) and
+      ξ_j | S ~ Dirichlet(c + spammed labels of j);
+    - π | T, conjugate, and before that, when learned, π | θ, ξ with every
+      T_i summed out (:func:`_prevalence_moves`), T being drawn again
+      from its posterior at the new π.
+
+    The S, θ, ξ steps given T need only counts per (rater, label), O(J K),
+    so each sweep repeats them ``_MACE_INNER`` times: θ_j and the number of
+    a rater's right answers that were lucky spam are strongly coupled
+    when the rater has many ratings, and one data-augmentation step per
+    pass over the ratings mixes slowly.  The chain starts at the fit.
+    """
+    J, K, n = data.n_raters, data.n_classes, data.n_items
+    a, b, c, _ = model._priors(K)
+    fixed = model._fixed_prior(K)
+    theta = np.clip(np.array(model.rater_competence_, dtype=np.float64), _EDGE, 1 - _EDGE)
+    xi = np.clip(np.array(model.spam_distribution_, dtype=np.float64), _EDGE, None)
+    xi /= xi.sum(axis=1, keepdims=True)
+    pi = np.array(model.class_prior_ if fixed is None else fixed, dtype=np.float64)
+    count = np.bincount(data.cell, minlength=J * K).reshape(J, K).astype(np.float64)
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    z, post = np.empty(n, dtype=np.int64), np.empty((n, K))
+    hits, class_counts = np.empty((J, K)), np.empty(K)
+    draws = {"prior": [], "theta": [], "xi": []}
+    labels, proba_sum = [], np.zeros((n, K))
+    step = 0.3  # of the prevalence moves; adapted during burn-in
+    for sweep in range(n_burnin + n_samples * thin):
+        adapting = sweep < n_burnin
+        spam_share = (1 - theta)[:, None] * xi
+        with np.errstate(divide="ignore"):
+            log_pi = np.log(pi)
+        uncertainty_kernels.mace_sweep(item_ptr, data.rater, data.label, np.log(spam_share),
+                                       np.log(theta[:, None] + spam_share), log_pi,
+                                       data.evidence, rng.random(n), z, post, hits,
+                                       class_counts)
+        if fixed is None and K > 1:
+            # π | θ, ξ (T summed out), then T again: a blocked draw
+            moved_pi, moved_post, moved = _prevalence_moves(pi, post, model.prior_class + 1.0,
+                                                            step, rng)
+            if adapting:
+                step *= np.exp(0.1 * (moved / _PREVALENCE_MOVES - 0.44))
+            if moved:
+                pi, post[:] = moved_pi, moved_post
+                z[:] = _draw_classes(post, rng)
+                hits[:] = np.bincount(data.cell[data.label == z[data.item]],
+                                      minlength=J * K).reshape(J, K)
+                class_counts[:] = np.bincount(z, minlength=K)
+        hit_counts = hits.astype(np.int64)
+        for _ in range(_MACE_INNER):
+            knew = rng.binomial(hit_counts, theta[:, None] / (theta[:, None]
+                                                              + (1 - theta)[:, None] * xi))
+            spammed = count - knew
+            theta = np.clip(rng.beta(a + knew.sum(axis=1), b + spammed.sum(axis=1)),
+                            _EDGE, 1 - _EDGE)
+            xi = np.maximum(rng.standard_gamma(c + spammed), _EDGE)
+            xi /= xi.sum(axis=1, keepdims=True)
+        if fixed is None:
+            pi = rng.standard_gamma(class_counts + model.prior_class + 1.0)
+            pi /= pi.sum()
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            draws["prior"].append(pi)
+            draws["theta"].append(theta)
+            draws["xi"].append(xi)
+            proba_sum += post
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    prior, theta, xi = (np.stack(draws[k]) for k in ("prior", "theta", "xi"))
+    samples = {
+        "class_prior_": prior,
+        "rater_competence_": theta,
+        "spam_distribution_": xi,
+        "rater_accuracy_": theta + (1 - theta) * np.einsum("sjk,sk->sj", xi, prior),
+        # the draws are of θ and ξ themselves: a model at a draw scores
+        # with them, not with a variational posterior's weights
+        "competence_posterior_": None,
+        "spam_posterior_": None,
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
+
+
+#: Metropolis moves of the prevalence per sweep with the classes summed out
+#: (:func:`_prevalence_moves`); each costs O(items x classes)
+_PREVALENCE_MOVES = 5
+
+
+def _draw_classes(proba, rng):
+    """One class per row of ``proba``, by inversion of its cumulative sum."""
+    u = rng.random(len(proba))[:, None]
+    return np.minimum((u > np.cumsum(proba, axis=1)).sum(axis=1), proba.shape[1] - 1)
+
+
+def _prevalence_moves(pi, proba, concentration, step, rng):
+    """Random-walk Metropolis on the prevalence π with every item's class
+    summed out, from ``proba``, the items' class posteriors at ``pi``.
+
+    Changing π to π' multiplies item i's marginal likelihood by
+    Σ_k proba_ik π'_k / π_k, so no pass over the ratings is needed.  The
+    walk is on the additive log-ratios log(π_k / π_K), under the
+    Dirichlet(``concentration``) prior (its density there gains the
+    Jacobian Π_k π_k).  Drawing π given the classes alone mixes slowly
+    when the ratings say little about the classes: π and the class counts
+    then pin each other down (lag-one autocorrelation about
+    n / (n + Σ concentration)).  Returns π, the item posteriors at it
+    (to draw the classes from next: the blocked draw of π and the
+    classes) and the number of moves accepted.
+    """
+    def target(p):
+        with np.errstate(divide="ignore"):
+            return (np.sum(concentration * np.log(p))
+                    + np.sum(np.log(proba @ (p / pi))))
+
+    current, value, accepted = pi, target(pi), 0
+    for _ in range(_PREVALENCE_MOVES):
+        logits = np.log(current[:-1] / current[-1]) + step * rng.standard_normal(len(pi) - 1)
+        proposal = np.exp(np.append(logits, 0.0) - max(logits.max(), 0.0))
+        proposal /= proposal.sum()
+        new = target(proposal)
+        if np.log(rng.random()) < new - value:
+            current, value, accepted = proposal, new, accepted + 1
+    proba = proba * (current / pi)
+    return current, proba / proba.sum(axis=1, keepdims=True), accepted
+
+
+def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Metropolis-within-Gibbs of GLAD's posterior p(π, α, b, z | X).
+
+    Whitehill et al. (2009), multi-class: rater j gives the true class
+    with probability σ(α_j β_i), β_i = exp(b_i), and each other class with
+    (1 - σ(α_j β_i)) / (K - 1); α_j ~ N(``alpha_prior_mean``,
+    ``alpha_prior_std``²), b_i ~ N(``b_prior_mean``, ``b_prior_std``²),
+    π ~ Dirichlet(``prior_class`` + 1) when learned.  A sweep:
+
+    - b_i | α, π with z_i summed out: random-walk Metropolis, every item
+      at once (each item's ratings are its own);
+    - π | α, b with every z_i summed out (:func:`_prevalence_moves`),
+      when learned;
+    - z_i | α, b_i, π: exact, from the item's posterior;
+    - α_j | z, b: random-walk Metropolis on rater j's right and wrong
+      ratings, every rater at once;
+    - with two classes, relabelling: (-α, 1 - z, π reversed) leaves the
+      likelihood unchanged, so the swap is accepted on the prior ratio
+      (exp(-2 μ_α Σ α_j / σ_α²) with a symmetric prior on π).  With many
+      raters the mirrored mode has no mass; with a few, some adversarial,
+      it has, and the chain would not reach it by small steps;
+    - the ridge (α e^s, b - s), along which α_j β_i and so the likelihood
+      do not change: s by random walk, accepted on the prior ratio times
+      the Jacobian e^{Js} (a group move, Liu & Sabatti 2000); without it
+      the chain crawls along the direction that only the priors fix;
+    - π | z, conjugate.
+
+    Proposal scales adapt during burn-in (target acceptance 0.44) and are
+    then fixed.  The chain starts at the fit (its MAP b_i when it kept
+    them).
+    """
+    J, K, n = data.n_raters, data.n_classes, data.n_items
+    rater, label = data.rater, data.label
+    mu_a, sd_a = float(model.alpha_prior_mean), float(model.alpha_prior_std)
+    mu_b, sd_b = float(model.b_prior_mean), float(model.b_prior_std)
+    fixed = model._fixed_prior(K)
+    alpha = np.array(model.rater_ability_, dtype=np.float64)
+    difficulty = getattr(model, "item_difficulty_", None)
+    if difficulty is not None and len(difficulty) == n:
+        b = -np.log(np.asarray(difficulty, dtype=np.float64))
+    else:
+        b = np.full(n, mu_b)
+    pi = np.array(model.class_prior_ if fixed is None else fixed, dtype=np.float64)
+    evidence = data.evidence if len(data.evidence) else 0.0
+    # known items (gold y) hold their class, which a relabelling would not
+    can_relabel = K == 2 and not has_gold(data)
+
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    log_other = float(np.log(K - 1)) if K > 1 else 0.0
+
+    def class_loglik(alpha, b):
+        S = np.empty((n, K))
+        uncertainty_kernels.glad_class_loglik(item_ptr, data.rater, label, alpha, b, log_other, S)
+        return S
+
+    def b_target(S, b, log_pi):
+        with np.errstate(invalid="ignore"):
+            joint = S + log_pi
+        top = joint.max(axis=1)
+        return (top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
+                - 0.5 * ((b - mu_b) / sd_b) ** 2)
+
+    rater_loglik = np.empty(J)
+
+    def alpha_target(alpha, z, beta):
+        uncertainty_kernels.glad_rater_loglik(data.item, data.rater, label, z, alpha, beta,
+                                              rater_loglik)
+        return rater_loglik - 0.5 * ((alpha - mu_a) / sd_a) ** 2
+
+    counts = np.bincount(rater, minlength=J)
+    step = {"b": np.full(n, 0.5), "alpha": 1.0 / np.sqrt(1.0 + 0.25 * counts),
+            "ridge": np.array(0.05), "prior": np.array(0.3)}
+
+    def adapt(key, accepted):
+        step[key] = step[key] * np.exp(0.1 * (accepted - 0.44))
+
+    draws = {"prior": [], "alpha": []}
+    labels, proba_sum = [], np.zeros((n, K))
+    S = class_loglik(alpha, b)
+    for sweep in range(n_burnin + n_samples * thin):
+        adapting = sweep < n_burnin
+        with np.errstate(divide="ignore"):
+            log_pi = np.log(pi) + evidence
+        # b | α, π (z summed out)
+        proposal = b + step["b"] * rng.standard_normal(n)
+        S_new = class_loglik(alpha, proposal)
+        accepted = np.log(rng.random(n)) < b_target(S_new, proposal, log_pi) - b_target(S, b,
+                                                                                        log_pi)
+        b = np.where(accepted, proposal, b)
+        S = np.where(accepted[:, None], S_new, S)
+        if adapting:
+            adapt("b", accepted)
+        joint = S + log_pi
+        proba = np.exp(joint - joint.max(axis=1, keepdims=True))
+        proba /= proba.sum(axis=1, keepdims=True)
+        # π | α, b (z summed out), then z | α, b, π: a blocked draw
+        if fixed is None and K > 1:
+            pi, proba, moved = _prevalence_moves(pi, proba, model.prior_class + 1.0,
+                                                 step["prior"], rng)
+            if adapting:
+                adapt("prior", moved / _PREVALENCE_MOVES)
+        # z | α, b, π
+        z = _draw_classes(proba, rng)
+        # α | z, b
+        beta = np.exp(b)
+        proposal = alpha + step["alpha"] * rng.standard_normal(J)
+        accepted = (np.log(rng.random(J))
+                    < alpha_target(proposal, z, beta) - alpha_target(alpha, z, beta))
+        alpha = np.where(accepted, proposal, alpha)
+        if adapting:
+            adapt("alpha", accepted)
+        if can_relabel:
+            # with two classes, (-α, 1 - z, π reversed) gives every rating
+            # the probability it had: the swap's ratio is the priors'
+            swapped_pi = pi if fixed is not None else pi[::-1]
+            with np.errstate(divide="ignore"):
+                log_ratio = (-2.0 * mu_a * alpha.sum() / sd_a ** 2
+                             + np.log(swapped_pi)[1 - z].sum() - np.log(pi)[z].sum())
+            if np.log(rng.random()) < log_ratio:
+                alpha, z, pi = -alpha, 1 - z, swapped_pi.copy()
+        # the ridge (α e^s, b - s)
+        shift = float(step["ridge"] * rng.standard_normal())
+        moved_alpha, moved_b = alpha * np.exp(shift), b - shift
+        log_ratio = (J * shift
+                     - 0.5 * np.sum(((moved_alpha - mu_a) / sd_a) ** 2 - ((alpha - mu_a) / sd_a) ** 2)
+                     - 0.5 * np.sum(((moved_b - mu_b) / sd_b) ** 2 - ((b - mu_b) / sd_b) ** 2))
+        accepted = np.log(rng.random()) < log_ratio
+        if accepted:
+            alpha, b = moved_alpha, moved_b
+        if adapting:
+            adapt("ridge", accepted)
+        S = class_loglik(alpha, b)
+        # π | z
+        if fixed is None:
+            pi = rng.standard_gamma(np.bincount(z, minlength=K) + model.prior_class + 1.0)
+            pi /= pi.sum()
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            draws["prior"].append(pi)
+            draws["alpha"].append(alpha)
+            proba_sum += proba
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    samples = {"class_prior_": np.stack(draws["prior"]), "rater_ability_": np.stack(draws["alpha"])}
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
+
+
 def _bootstrap(model, data, n_samples, rng):
     """Refits of ``model`` to items resampled with replacement, each started
     from the fitted model (``init_params``) and run to its tolerance.
 
     Every rater stays in each refit (a rater none of whose items were
     drawn keeps its prior-only estimate), so draws line up with the fit's
-    raters."""
+    raters.  Known items (gold ``y``) keep their labels in every refit."""
     ratings = Ratings._from_sorted(data.item, data.rater, model.classes_[data.label],
                                    np.arange(data.n_items), model.rater_ids_)
     names = _attribute_names(model)
@@ -443,18 +758,22 @@ def _bootstrap(model, data, n_samples, rng):
         with warnings.catch_warnings():
             # a refit's tolerance from a warm start is the fit's own
             warnings.simplefilter("ignore", ConvergenceWarning)
-            refit.fit(sample, init_params=model)
+            known = {} if data.gold is None else {
+                k: model.classes_[g] for k, g in enumerate(data.gold[rows]) if g >= 0}
+            refit.fit(sample, y=known or None, init_params=model)
         for name in names:
             draws[name].append(copy.deepcopy(getattr(refit, name)))
     return {name: _stack(values) for name, values in draws.items()}
 
 
-_GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs}
+_GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs, "MACE": _mace_gibbs,
+          "GLAD": _glad_gibbs}
 #: (burn-in sweeps, sweeps per kept draw) when not given: DawidSkene's
 #: chain mixes slowly when raters are close to guessing, and reaches its
 #: nominal coverage by simulation with thin=5 (it under-covers with thin=1;
 #: see doc/uncertainty.rst)
-_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1)}
+_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1), "MACE": (200, 5),
+                   "GLAD": (200, 10)}
 
 
 def _resolve_method(name, method):
@@ -468,14 +787,14 @@ def _resolve_method(name, method):
     return method
 
 
-def _draw(model, X, n_samples, method, random_state, n_burnin, thin, keep_labels):
+def _draw(model, X, n_samples, method, random_state, n_burnin, thin, keep_labels, y=None):
     name = _check_model(model)
     n_samples = _check_count(n_samples, "n_samples")
     method = _resolve_method(name, method)
     default_burnin, default_thin = _CHAIN_DEFAULTS.get(name, (0, 1))
     n_burnin = _check_count(default_burnin if n_burnin is None else n_burnin, "n_burnin", low=0)
     thin = _check_count(default_thin if thin is None else thin, "thin")
-    data = _encoded(model, X)
+    data = _encoded(model, X, y)
     rng = check_random_state(random_state)
     if method == "gibbs":
         return (data, *_GIBBS[name](model, data, n_samples, n_burnin, thin, rng, keep_labels))
@@ -483,7 +802,7 @@ def _draw(model, X, n_samples, method, random_state, n_burnin, thin, keep_labels
 
 
 # -- public functions --------------------------------------------------------------
-def posterior_samples(model, X, n_samples=200, *, method="auto", random_state=None,
+def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_state=None,
                       n_burnin=None, thin=None):
     """Draws of a fitted model's global parameters from their posterior.
 
@@ -495,20 +814,26 @@ def posterior_samples(model, X, n_samples=200, *, method="auto", random_state=No
         The ratings the model was fitted to, in any form ``fit`` takes.
     n_samples : int, default=200
         Number of draws.
+    y : array-like, mapping or Series, default=None
+        The known labels the model was fitted with (``fit(X, y)``, see
+        :ref:`gold`): the draws condition on them, every known item
+        keeping its class.
     method : {"auto", "gibbs", "bootstrap"}, default="auto"
-        ``"gibbs"``: MCMC of the model's posterior (DawidSkene: Gibbs
-        sampling, its priors are conjugate; IRT3PL: Metropolis-within-Gibbs
-        on its quadrature grid); ``"bootstrap"``: refits to items
-        resampled with replacement, warm-started at the fit (any listed
-        model; too narrow when raters have few ratings).  ``"auto"``:
-        Gibbs for DawidSkene and IRT3PL, the bootstrap for GLAD and MACE.
+        ``"gibbs"``: MCMC of the model's posterior (DawidSkene and MACE:
+        Gibbs sampling, their priors are conjugate; IRT3PL:
+        Metropolis-within-Gibbs on its quadrature grid; GLAD:
+        Metropolis-within-Gibbs over abilities, item difficulties and
+        labels); ``"bootstrap"``: refits to items resampled with
+        replacement, warm-started at the fit (too narrow when raters have
+        few ratings).  ``"auto"``: Gibbs.
     random_state : int, RandomState instance or None, default=None
     n_burnin : int, default=None
         Gibbs sweeps discarded before the first draw (the chain starts at
-        the MAP); None: 200 for DawidSkene, 100 for IRT3PL.
+        the fit); None: 200 (IRT3PL: 100).
     thin : int, default=None
-        Gibbs sweeps per kept draw; None: 5 for DawidSkene (whose chain
-        mixes slowly when raters are close to guessing), 1 for IRT3PL.
+        Gibbs sweeps per kept draw; None: 5 for DawidSkene and MACE, 10
+        for GLAD, 1 for IRT3PL, which cover at the nominal rates in
+        simulation-based calibration (see :ref:`uncertainty`).
 
     Returns
     -------
@@ -532,7 +857,7 @@ def posterior_samples(model, X, n_samples=200, *, method="auto", random_state=No
     >>> bool(low < model.class_prior_[1] < high)
     True
     """
-    return _draw(model, X, n_samples, method, random_state, n_burnin, thin, False)[1]
+    return _draw(model, X, n_samples, method, random_state, n_burnin, thin, False, y)[1]
 
 
 def interval(draws, level=0.9):
@@ -719,8 +1044,10 @@ def predict_proba(model, X, *, samples=None, **kwargs):
     X : ratings the model was fitted to
     samples : dict, default=None
         Draws from :func:`posterior_samples`; drawn here when None (the
-        further keyword arguments go to it).  For DawidSkene's Gibbs
-        sampler, drawing here averages the posteriors inside the chain.
+        further keyword arguments, ``y`` among them, go to it).  With a
+        Gibbs sampler, drawing here averages the posteriors inside the
+        chain (Rao-Blackwellised).  With given draws, a keyword ``y``
+        (the fit's known labels) holds the known items at their class.
 
     Returns
     -------
@@ -741,15 +1068,29 @@ def predict_proba(model, X, *, samples=None, **kwargs):
         method = options.pop("method", "auto")
         if _resolve_method(_check_model(model), method) == "gibbs":
             chain = [options.pop(k, d) for k, d in (("n_samples", 200), ("random_state", None),
-                                                    ("n_burnin", None), ("thin", None))]
+                                                    ("n_burnin", None), ("thin", None),
+                                                    ("y", None))]
             _reject_unknown(options)
-            return _draw(model, X, chain[0], "gibbs", chain[1], chain[2], chain[3], False)[2]
+            return _draw(model, X, chain[0], "gibbs", chain[1], chain[2], chain[3], False,
+                         chain[4])[2]
         samples = posterior_samples(model, X, method=method, **options)
     total = None
-    for s in range(_n_draws(samples)):
-        proba = np.asarray(model_at(model, samples, s).predict_proba(X), dtype=np.float64)
+    for proba in _probas_at_draws(model, X, samples, kwargs.get("y")):
         total = proba if total is None else total + proba
     return total / _n_draws(samples)
+
+
+def _probas_at_draws(model, X, samples, y):
+    """The item posteriors at each draw, known items (``y``) at their
+    class."""
+    gold = None if y is None else _encoded(model, X, y).gold
+    for s in range(_n_draws(samples)):
+        proba = np.array(model_at(model, samples, s).predict_proba(X), dtype=np.float64)
+        if gold is not None:
+            known = np.flatnonzero(gold >= 0)
+            proba[known] = 0.0
+            proba[known, gold[known]] = 1.0
+        yield proba
 
 
 def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, **kwargs):
@@ -759,8 +1100,8 @@ def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, *
     from its posterior given that draw: the joint posterior of the labels,
     with the raters' uncertainty in it, as Carpenter (item-difficulty
     paper) recommends for building a training set (rather than each
-    item's most probable label).  DawidSkene's Gibbs sampler draws the
-    labels inside the chain.
+    item's most probable label).  A Gibbs sampler draws the labels inside
+    the chain.
 
     Parameters
     ----------
@@ -772,7 +1113,8 @@ def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, *
         Draws from :func:`posterior_samples`.
     random_state : int, RandomState instance or None, default=None
     **kwargs
-        Passed to :func:`posterior_samples` (``method``, ``n_burnin``, ...).
+        Passed to :func:`posterior_samples` (``y``, ``method``,
+        ``n_burnin``, ...).
 
     Returns
     -------
@@ -794,14 +1136,14 @@ def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, *
         method = kwargs.pop("method", "auto")
         if _resolve_method(_check_model(model), method) == "gibbs":
             n_burnin, thin = kwargs.pop("n_burnin", None), kwargs.pop("thin", None)
+            y = kwargs.pop("y", None)
             _reject_unknown(kwargs)
-            labels = _draw(model, X, n_samples, "gibbs", rng, n_burnin, thin, True)[3]
+            labels = _draw(model, X, n_samples, "gibbs", rng, n_burnin, thin, True, y)[3]
             return model.classes_[labels]
         samples = posterior_samples(model, X, n_samples, method=method, random_state=rng,
                                     **kwargs)
     codes = []
-    for s in range(_n_draws(samples)):
-        proba = np.asarray(model_at(model, samples, s).predict_proba(X), dtype=np.float64)
+    for proba in _probas_at_draws(model, X, samples, kwargs.get("y")):
         cdf = np.cumsum(proba, axis=1)
         u = rng.random(len(proba))[:, None] * cdf[:, -1:]
         codes.append(np.minimum((u > cdf).sum(axis=1), proba.shape[1] - 1))
