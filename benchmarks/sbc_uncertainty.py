@@ -23,6 +23,11 @@ true labels (log loss, expected calibration error).
     python benchmarks/sbc_uncertainty.py --model mace --reps 200 --seed 2
     python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes few --seed 2
     python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes many --seed 4
+    python benchmarks/sbc_uncertainty.py --model ordinal --reps 200 --seed 5
+
+OrdinalMixture's rater rows are its reliability ε_n and its noise
+precision τ_n δ (the product the ratings identify; τ and δ apart only
+through their priors).
 """
 
 import argparse
@@ -32,10 +37,10 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import GLAD, MACE, DawidSkene, IRT3PL, Ratings
+from skcrowd import GLAD, MACE, DawidSkene, IRT3PL, OrdinalMixture, Ratings
 from skcrowd.datasets import make_irt
 from skcrowd.datasets._generators import random_design
-from skcrowd.uncertainty import interval, posterior_samples, predict_proba
+from skcrowd.uncertainty import _PRECISION_HYPERPRIOR, interval, posterior_samples, predict_proba
 
 SIZES = {
     # n_items, n_raters, ratings_per_item
@@ -119,6 +124,35 @@ def simulate_glad(model, n_items, n_raters, per_item, rng):
     return ratings, z, {"prevalence": pi[1:], "ability": alpha}
 
 
+def simulate_ordinal(model, n_items, n_raters, per_item, rng):
+    """OrdinalMixture (Lakshminarayanan & Teh 2013) from the sampler's
+    priors: α, β from the hyperprior, τ_n ~ Gamma(α, β), δ ~ Gamma(φ, η),
+    ε_n ~ U(0, 1), z_m ~ N(μ, 1/λ); a genuine rating bins x ~ N(z_m,
+    1/(τ_n δ)) at the model's thresholds (outer bins open-ended), a spam
+    one is uniform over the levels.  The prevalence is the share of the
+    items whose z falls in each bin."""
+    values = np.asarray(model.classes, dtype=float)
+    K = len(values)
+    (a_alpha, b_alpha), (a_beta, b_beta) = _PRECISION_HYPERPRIOR
+    alpha = rng.gamma(a_alpha, 1.0 / b_alpha)
+    beta = rng.gamma(a_beta, 1.0 / b_beta)
+    tau = rng.gamma(alpha, 1.0 / beta, n_raters)
+    delta = rng.gamma(model.difficulty_shape, 1.0 / model.difficulty_rate)
+    eps = rng.random(n_raters)
+    z = rng.normal(values.mean(), 1.0 / np.sqrt(model.prior_precision), n_items)
+    item, rater = random_design(n_items, n_raters, per_item, rng)
+    x = z[item] + rng.standard_normal(len(item)) / np.sqrt(tau[rater] * delta)
+    inner = np.asarray(model.thresholds, dtype=float)[1:-1]
+    label = np.searchsorted(inner, x, side="right")
+    spam = rng.random(len(item)) >= eps[rater]
+    label[spam] = rng.randint(0, K, int(spam.sum()))
+    ratings = Ratings(item, rater, values[label], item_ids=np.arange(n_items),
+                      rater_ids=np.arange(n_raters))
+    share = np.bincount(np.searchsorted(inner, z, side="right"), minlength=K) / n_items
+    return ratings, z, {"prevalence": share[1:], "reliability": eps,
+                        "noise_precision": tau * delta}
+
+
 def drawn(name, samples):
     if name == "prevalence":
         return samples["class_prior_"][:, 1:]
@@ -132,6 +166,10 @@ def drawn(name, samples):
         return samples["spam_distribution_"][:, :, 1]
     if name == "ability":
         return samples["rater_ability_"]
+    if name == "reliability":
+        return samples["rater_reliability_"]
+    if name == "noise_precision":
+        return samples["rater_precision_"] * samples["group_difficulty_"][:, :1]
     return samples[name + "_"]
 
 
@@ -159,6 +197,11 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
         elif model_name == "mace":
             model = MACE(classes=[0, 1], random_state=0)
             ratings, z, truth = simulate_mace(model, n_items, n_raters, per_item, rng)
+        elif model_name == "ordinal":
+            model = OrdinalMixture(classes=[1, 2, 3, 4, 5], prior_precision=1.0,
+                                   thresholds=[-np.inf, 1.5, 2.5, 3.5, 4.5, np.inf],
+                                   n_init=2, random_state=0)
+            ratings, z, truth = simulate_ordinal(model, n_items, n_raters, per_item, rng)
         elif model_name == "glad":
             model = GLAD(classes=[0, 1], class_prior="learn")
             ratings, z, truth = simulate_glad(model, n_items, n_raters, per_item, rng)
@@ -177,7 +220,7 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
                 low, high = interval(draws, level)
                 inside = (low <= value) & (value <= high)
                 hits.setdefault((name, level), []).append(inside)
-        if model_name != "irt" and size == "few":
+        if model_name not in ("irt", "ordinal") and size == "few":
             plug.append(model.predict_proba(ratings))
             integrated.append(predict_proba(model, ratings, samples=samples))
             truths.append(z)
@@ -198,15 +241,15 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", choices=["dawid_skene", "irt", "mace", "glad"],
+    parser.add_argument("--model", choices=["dawid_skene", "irt", "mace", "glad", "ordinal"],
                         default="dawid_skene")
     parser.add_argument("--method", default="auto")
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--n-samples", type=int, default=200)
     parser.add_argument("--sizes", default="few,many")
     parser.add_argument("--seed", type=int, default=0)
-    # default: the library's (200 burn-in sweeps and thin 5 for DawidSkene
-    # and MACE, 10 for GLAD; IRT3PL 100, thin 1)
+    # default: the library's (200 burn-in sweeps and thin 5 for DawidSkene,
+    # MACE and OrdinalMixture, 10 for GLAD; IRT3PL 100, thin 1)
     parser.add_argument("--thin", type=int, default=None)
     parser.add_argument("--burnin", type=int, default=None)
     args = parser.parse_args()

@@ -16,7 +16,7 @@ from ._base import (CrowdModel, item_chunks, item_ids_of, item_keys, item_normal
 from ._backend import ON_DASK, on_workers
 from ._kernels import _ordinal as kernels
 from ._kernels._common import item_means
-from ._mixins import WarmStartMixin
+from ._mixins import PosteriorMixin, WarmStartMixin
 from ._ratings import encode_groups, per_class, per_item
 
 __all__ = ["OrdinalMixture"]
@@ -112,7 +112,7 @@ class _DaskProblem:
         self.group_rated = np.array([True])
 
 
-class OrdinalMixture(WarmStartMixin, CrowdModel):
+class OrdinalMixture(PosteriorMixin, WarmStartMixin, CrowdModel):
     """Ordinal mixture model of graded ratings with spammers (variational Bayes).
 
     The model of Lakshminarayanan & Teh (2013).  Each item m has a real

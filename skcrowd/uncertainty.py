@@ -25,7 +25,10 @@ fitted model:
     competences and spam distributions from their Beta and Dirichlet
     conditionals (Hovy et al. 2013); GLAD's moves the item difficulties,
     the classes and the abilities by Metropolis-within-Gibbs (Whitehill
-    et al. 2009);
+    et al. 2009); OrdinalMixture's draws the spam indicators and the
+    latent scores truncated to their ratings' bins, then the true values,
+    the precisions, difficulties and reliabilities from their conjugate
+    conditionals (Lakshminarayanan & Teh 2013);
   * ``"bootstrap"``: the fit repeated on items
     resampled with replacement, each refit started from the fitted model
     (``init_params``), so it takes a few passes instead of a cold fit.
@@ -47,7 +50,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, gammaln, ndtr, ndtri
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -81,6 +84,10 @@ GLOBAL_ATTRIBUTES = {
     "GLAD": ("class_prior_", "rater_ability_"),
     "MACE": ("class_prior_", "rater_competence_", "spam_distribution_", "rater_accuracy_",
              "competence_posterior_", "spam_posterior_"),
+    "OrdinalMixture": ("class_prior_", "rater_precision_", "rater_precision_shape_",
+                       "rater_precision_rate_", "rater_reliability_", "_rater_spamminess",
+                       "group_difficulty_", "group_difficulty_shape_",
+                       "group_difficulty_rate_", "precision_shape_", "precision_rate_"),
 }
 
 _METHODS = ("auto", "gibbs", "bootstrap")
@@ -737,6 +744,202 @@ def _glad_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
 
 
+#: OrdinalMixture's sampler: the hyperprior of the precisions' population,
+#: α ~ Gamma(2, 0.2) and β ~ Gamma(2, 0.4 / step²) (shape, rate): proper,
+#: broad (α around 10, τ around α / β = 2 / step², which with the default
+#: δ prior mean 2 puts a rater's latent noise near half a step), and away
+#: from α -> 0, where the precisions would spread over decades
+_PRECISION_HYPERPRIOR = ((2.0, 0.2), (2.0, 0.4))
+#: Metropolis moves of α (each followed by β's conjugate draw) per sweep:
+#: they cost O(raters), and α and β are strongly coupled
+_HYPER_MOVES = 5
+
+
+def _truncated_normal(lo, hi, rng):
+    """One standard normal draw in [lo, hi) per entry, by inversion of the
+    CDF on the bin flipped to the lower tail (where lo + hi > 0), so that
+    the CDF differences keep their digits; a bin beyond the CDF's range
+    (both ends below -37) takes the exponential tail of its upper end."""
+    flip = lo + hi > 0
+    a = np.where(flip, -hi, lo)
+    b = np.where(flip, -lo, hi)
+    cdf_a, cdf_b = ndtr(a), ndtr(b)
+    u = rng.random(len(a))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = ndtri(cdf_a + u * (cdf_b - cdf_a))
+        tail = b + np.log(u) / np.abs(b)
+    t = np.where(cdf_b > cdf_a, t, tail)
+    t = np.clip(t, a, b)
+    return np.where(flip, -t, t)
+
+
+def _bin_probability(lo, hi):
+    """Φ(hi) - Φ(lo) per entry, on the bin flipped to the lower tail."""
+    flip = lo + hi > 0
+    return np.where(flip, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))
+
+
+def _ordinal_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Gibbs sampling of OrdinalMixture's posterior on the augmented model.
+
+    Lakshminarayanan & Teh (2013), eq. 1: z_m ~ N(μ, 1/λ); a rating of
+    rater n is genuine (g = 1) with probability ε_n, then a latent score
+    x ~ N(z_m, 1/(τ_n δ_c(m))) falls in the bin [b_{k-1}, b_k) of its
+    level k; otherwise (g = 0) the level is drawn from π.  With x and g
+    as latent variables every conditional is standard:
+
+    - (g, x) | z, τ, δ, ε: g with odds ε_n P(k | z, τ, δ) : (1 - ε_n) π_k
+      (x summed out), then x from N(z_m, 1/(τ_n δ)) truncated to the bin;
+    - z_m | x, g: normal, precision λ + δ Σ_genuine τ_n and mean
+      (λ μ + δ Σ τ_n x) / precision; a known item (gold y) keeps its value;
+    - τ_n | x, z, g: Gamma(α + G_n / 2, β + Σ δ (x - z)² / 2) over its G_n
+      genuine ratings;
+    - the population (α, β) of the precisions, which the fit estimates by
+      type-II maximum likelihood: β | α, τ conjugate, Gamma(a_β + J α,
+      b_β + Σ τ_n), and log α by random-walk Metropolis, under the proper
+      hyperprior of ``_PRECISION_HYPERPRIOR`` (the type-II ML point is no
+      posterior: on simulated data it collapses to α in the hundreds, every
+      rater at one precision);
+    - δ_c | x, z, g: Gamma(φ + G_c / 2, η + Σ τ (x - z)² / 2);
+    - the scale shared by τ and δ (a group move, below);
+    - ε_n | g: Beta(1 + G_n, 1 + S_n), under a uniform prior (the fit's
+      maximum-likelihood ε is its mode).
+
+    The drawn prevalence is the share of items whose z falls in each bin
+    (outer bins open-ended), a function of the latent grades; the item
+    probabilities are Rao-Blackwellised, the bin masses of z_m's normal
+    conditional.  The chain starts at the fit (the items at their q(z)
+    means).
+    """
+    if model.link != "ordinal":
+        raise ValueError("method='gibbs' for OrdinalMixture needs link='ordinal'; "
+                         f"got link={model.link!r}.")
+    if model.difficulty == "group":
+        raise ValueError("method='gibbs' for OrdinalMixture does not take "
+                         "difficulty='group' (posterior_samples has no groups).")
+    n, J = data.n_items, data.n_raters
+    item, rater, label = data.item, data.rater, data.label
+    lower, upper, value, log_spam, _ = model._scale(data.n_classes)
+    mu0 = float(np.mean(value)) if model.prior_mean is None else float(model.prior_mean)
+    lam0 = float(model.prior_precision)
+    alpha, beta = float(model.precision_shape_), float(model.precision_rate_)
+    (a_alpha, b_alpha), (a_beta, b_beta) = _PRECISION_HYPERPRIOR
+    step_scale = float(model._scale(data.n_classes)[4])
+    b_beta = b_beta / step_scale ** 2  # β is in units of step² (τ in 1 / step²)
+    log_alpha_step = 0.3
+
+    def log_alpha_target(a, beta, sum_log_tau):
+        return (J * (a * np.log(beta) - gammaln(a)) + a * sum_log_tau
+                + a_alpha * np.log(a) - b_alpha * a)  # (Jacobian of log α included)
+    phi, eta = float(model.difficulty_shape), float(model.difficulty_rate)
+    spam_proba = np.exp(log_spam)[label]
+    rater_counts = np.bincount(rater, minlength=J)
+    lo_r, hi_r = lower[label], upper[label]
+    per_item = model.difficulty == "item"
+    if per_item and (model.group_difficulty_ is None or len(model.group_difficulty_) != n):
+        raise ValueError("difficulty='item': X must be the ratings the model was fitted to.")
+    group = item if per_item else np.zeros(len(item), dtype=np.int64)
+    n_groups = n if per_item else 1
+    known = np.full(n, np.nan)
+    if data.gold is not None:
+        gold = data.gold >= 0
+        known[gold] = value[data.gold[gold]]
+    is_known = ~np.isnan(known)
+    # the start: the fit
+    tau = np.array(model.rater_precision_, dtype=np.float64)
+    eps = (np.array(model.rater_reliability_, dtype=np.float64) if model.spam
+           else np.ones(J))
+    delta = np.array(model.group_difficulty_, dtype=np.float64)
+    mean = model.item_mean_
+    z = (np.array(mean, dtype=np.float64) if mean is not None and len(mean) == n
+         else np.array(model._infer_items(data)["mu"], dtype=np.float64))
+    z = np.where(is_known, known, z)
+    inner = model.thresholds_[1:-1]
+    K = len(value)
+    draws = {k: [] for k in ("prior", "tau", "tau_shape", "tau_rate", "eps", "delta",
+                             "delta_shape", "delta_rate", "alpha", "beta")}
+    labels, proba_sum = [], np.zeros((n, K))
+    for sweep in range(n_burnin + n_samples * thin):
+        # (g, x) | z, τ, δ, ε
+        scale = np.sqrt(tau[rater] * delta[group])
+        centre = z[item]
+        with np.errstate(invalid="ignore"):
+            lo, hi = (lo_r - centre) * scale, (hi_r - centre) * scale
+        if model.spam:
+            genuine_mass = eps[rater] * _bin_probability(lo, hi)
+            total = genuine_mass + (1.0 - eps[rater]) * spam_proba
+            with np.errstate(invalid="ignore", divide="ignore"):
+                p_genuine = np.where(total > 0, genuine_mass / total, eps[rater] > 0)
+            genuine = rng.random(len(item)) < p_genuine
+        else:
+            genuine = np.ones(len(item), dtype=bool)
+        x = centre + _truncated_normal(lo, hi, rng) / scale
+        # z | x, g
+        w = np.where(genuine, tau[rater] * delta[group], 0.0)
+        precision = lam0 + np.bincount(item, weights=w, minlength=n)
+        post_mean = (lam0 * mu0 + np.bincount(item, weights=w * x, minlength=n)) / precision
+        z = post_mean + rng.standard_normal(n) / np.sqrt(precision)
+        z = np.where(is_known, known, z)
+        post_precision = np.where(is_known, np.inf, precision)
+        post_mean = np.where(is_known, known, post_mean)
+        # τ | x, z, g, δ and δ | x, z, g, τ
+        sq = np.where(genuine, (x - z[item]) ** 2, 0.0)
+        n_genuine = np.bincount(rater, weights=genuine, minlength=J)
+        tau_shape = alpha + 0.5 * n_genuine
+        tau_rate = beta + 0.5 * np.bincount(rater, weights=sq * delta[group], minlength=J)
+        tau = rng.gamma(tau_shape, 1.0 / tau_rate)
+        # (α, β) | τ
+        sum_log_tau = float(np.sum(np.log(tau)))
+        for _ in range(_HYPER_MOVES):
+            proposal = alpha * np.exp(log_alpha_step * rng.standard_normal())
+            accepted = (np.log(rng.random()) < log_alpha_target(proposal, beta, sum_log_tau)
+                        - log_alpha_target(alpha, beta, sum_log_tau))
+            if accepted:
+                alpha = proposal
+            if sweep < n_burnin:
+                log_alpha_step *= np.exp(0.1 * (accepted - 0.44))
+            beta = rng.gamma(a_beta + J * alpha, 1.0 / (b_beta + tau.sum()))
+        delta_shape = phi + 0.5 * np.bincount(group, weights=genuine, minlength=n_groups)
+        delta_rate = eta + 0.5 * np.bincount(group, weights=sq * tau[rater], minlength=n_groups)
+        delta = rng.gamma(delta_shape, 1.0 / delta_rate)
+        # the ridge (τ c, β / c, δ / c), along which every τ_n δ_c and so
+        # the likelihood do not change: c drawn from its conditional under
+        # the scaling group (Liu & Sabatti 2000), 1 / c ~ Gamma(a_β + G φ,
+        # b_β β + η Σ δ_c); without it the chain crawls along the one
+        # direction that only the priors of β and δ fix
+        c = 1.0 / rng.gamma(a_beta + n_groups * phi, 1.0 / (b_beta * beta + eta * delta.sum()))
+        tau, beta, delta = tau * c, beta / c, delta / c
+        # ε | g
+        if model.spam:
+            eps = rng.beta(1.0 + n_genuine, 1.0 + rater_counts - n_genuine)
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            codes = np.searchsorted(inner, z, side="right")
+            draws["prior"].append(np.bincount(codes, minlength=K) / n)
+            for key, val in (("tau", tau), ("tau_shape", tau_shape), ("tau_rate", tau_rate),
+                             ("eps", eps), ("delta", delta), ("delta_shape", delta_shape),
+                             ("delta_rate", delta_rate), ("alpha", alpha), ("beta", beta)):
+                draws[key].append(val)
+            proba_sum += model._bin_mass(post_mean, post_precision)
+            if keep_labels:
+                labels.append(codes.astype(np.int32))
+    eps_draws = np.stack(draws["eps"])
+    samples = {
+        "class_prior_": np.stack(draws["prior"]),
+        "rater_precision_": np.stack(draws["tau"]),
+        "rater_precision_shape_": np.stack(draws["tau_shape"]),
+        "rater_precision_rate_": np.stack(draws["tau_rate"]),
+        "rater_reliability_": eps_draws,
+        "_rater_spamminess": 1.0 - eps_draws,
+        "group_difficulty_": np.stack(draws["delta"]),
+        "group_difficulty_shape_": np.stack(draws["delta_shape"]),
+        "group_difficulty_rate_": np.stack(draws["delta_rate"]),
+        "precision_shape_": np.array(draws["alpha"]),
+        "precision_rate_": np.array(draws["beta"]),
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)
+
+
 def _bootstrap(model, data, n_samples, rng):
     """Refits of ``model`` to items resampled with replacement, each started
     from the fitted model (``init_params``) and run to its tolerance.
@@ -767,13 +970,13 @@ def _bootstrap(model, data, n_samples, rng):
 
 
 _GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs, "MACE": _mace_gibbs,
-          "GLAD": _glad_gibbs}
+          "GLAD": _glad_gibbs, "OrdinalMixture": _ordinal_gibbs}
 #: (burn-in sweeps, sweeps per kept draw) when not given: DawidSkene's
 #: chain mixes slowly when raters are close to guessing, and reaches its
 #: nominal coverage by simulation with thin=5 (it under-covers with thin=1;
 #: see doc/uncertainty.rst)
 _CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1), "MACE": (200, 5),
-                   "GLAD": (200, 10)}
+                   "GLAD": (200, 10), "OrdinalMixture": (200, 5)}
 
 
 def _resolve_method(name, method):
@@ -808,7 +1011,7 @@ def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_
 
     Parameters
     ----------
-    model : DawidSkene, IRT3PL, GLAD or MACE
+    model : DawidSkene, IRT3PL, GLAD, MACE or OrdinalMixture
         A fitted model.
     X : array-like, sparse matrix, DataFrame or Ratings
         The ratings the model was fitted to, in any form ``fit`` takes.
@@ -823,7 +1026,9 @@ def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_
         Gibbs sampling, their priors are conjugate; IRT3PL:
         Metropolis-within-Gibbs on its quadrature grid; GLAD:
         Metropolis-within-Gibbs over abilities, item difficulties and
-        labels); ``"bootstrap"``: refits to items resampled with
+        labels; OrdinalMixture: Gibbs sampling with the latent scores
+        drawn, ``link="ordinal"`` and ``difficulty`` None or ``"item"``);
+        ``"bootstrap"``: refits to items resampled with
         replacement, warm-started at the fit (too narrow when raters have
         few ratings).  ``"auto"``: Gibbs.
     random_state : int, RandomState instance or None, default=None
@@ -831,8 +1036,8 @@ def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_
         Gibbs sweeps discarded before the first draw (the chain starts at
         the fit); None: 200 (IRT3PL: 100).
     thin : int, default=None
-        Gibbs sweeps per kept draw; None: 5 for DawidSkene and MACE, 10
-        for GLAD, 1 for IRT3PL, which cover at the nominal rates in
+        Gibbs sweeps per kept draw; None: 5 for DawidSkene, MACE and
+        OrdinalMixture, 10 for GLAD, 1 for IRT3PL, which cover at the nominal rates in
         simulation-based calibration (see :ref:`uncertainty`).
 
     Returns
@@ -959,7 +1164,8 @@ def prevalence_interval(model, X, level=0.9, *, samples=None, **kwargs):
     Returns
     -------
     table : pandas.DataFrame
-        Indexed by class: ``estimate`` (the fitted prevalence), ``mean``
+        Indexed by class: ``estimate`` (the fitted prevalence;
+        OrdinalMixture: the mean of its item probabilities), ``mean``
         (posterior mean of the draws), ``lower`` and ``upper``.
 
     Examples
@@ -978,7 +1184,13 @@ def prevalence_interval(model, X, level=0.9, *, samples=None, **kwargs):
         samples = posterior_samples(model, X, **kwargs)
     draws = samples["class_prior_"]
     lower, upper = interval(draws, level)
-    return pd.DataFrame({"estimate": model.class_prior_, "mean": draws.mean(axis=0),
+    estimate = model.class_prior_
+    if type(model).__name__ == "OrdinalMixture":
+        # its class_prior_ is the mass of the fixed prior N(μ, 1/λ) in each
+        # bin; the draws are of the items' share in each bin, whose plug-in
+        # estimate is the mean of the items' posteriors
+        estimate = np.asarray(model.predict_proba(X), dtype=np.float64).mean(axis=0)
+    return pd.DataFrame({"estimate": estimate, "mean": draws.mean(axis=0),
                          "lower": lower, "upper": upper},
                         index=pd.Index(model.classes_, name="class"))
 
