@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from skcrowd import OrdinalMixture
+from skcrowd import OrdinalMixture, Ratings
 from skcrowd.datasets import make_ordinal
 from skcrowd.uncertainty import (_bin_probability, _truncated_normal, interval, model_at,
                                  posterior_samples, predict_proba, prevalence_interval,
@@ -14,10 +14,10 @@ from skcrowd.uncertainty import (_bin_probability, _truncated_normal, interval, 
 OPEN = np.array([-np.inf, 1.5, 2.5, 3.5, 4.5, np.inf])
 
 
-def _fit(data, **params):
+def _fit(ratings, y=None, **params):
     params = {"thresholds": OPEN, "prior_precision": 1.0, "n_init": 2, "random_state": 0,
               **params}
-    return OrdinalMixture(**params).fit(data.ratings)
+    return OrdinalMixture(**params).fit(ratings, y=y)
 
 
 # -- the building blocks against scipy ---------------------------------------------
@@ -49,7 +49,7 @@ def test_sampler_recovers_simulated_parameters():
     posterior means track the truth."""
     data = make_ordinal(500, 12, 5, spammer_fraction=0.0, n_groups=1,
                         reliability=(0.6, 0.95), random_state=3)
-    model = _fit(data)
+    model = _fit(data.ratings)
     draws = posterior_samples(model, data.ratings, 200, random_state=0)
     precision = draws["rater_precision_"] * draws["group_difficulty_"][:, :1]
     true_precision = data.rater_precision * data.group_difficulty[0]
@@ -68,11 +68,30 @@ def test_sampler_recovers_simulated_parameters():
     assert np.quantile(draws["precision_shape_"], 0.95) < model.precision_shape_
 
 
+def test_a_rater_without_ratings_is_drawn_from_the_priors():
+    """A rater the fit knows but who rated nothing has its prior as
+    posterior: ε ~ U(0, 1) and τ ~ Gamma(α, β) at the drawn population
+    (whatever the fit's fallback values)."""
+    data = make_ordinal(100, 6, 4, n_groups=1, random_state=9)
+    long = data.ratings.to_long()
+    ratings = Ratings(long["item"].to_numpy(), long["rater"].to_numpy(),
+                      long["label"].to_numpy(), item_ids=np.arange(100),
+                      rater_ids=np.arange(7))
+    model = _fit(ratings)
+    draws = posterior_samples(model, ratings, 400, random_state=0, thin=1)
+    assert stats.kstest(draws["rater_reliability_"][:, 6], "uniform").pvalue > 1e-3
+    pit = stats.gamma.cdf(draws["rater_precision_"][:, 6], draws["precision_shape_"],
+                          scale=1.0 / draws["precision_rate_"])
+    assert stats.kstest(pit, "uniform").pvalue > 1e-3
+    # a rated rater's draws are not from the prior
+    assert stats.kstest(draws["rater_reliability_"][:, 1], "uniform").pvalue < 1e-3
+
+
 def test_integrated_probabilities_are_rao_blackwellised_draws():
     """The chain's item probabilities are proper distributions and agree
     with the labels it draws."""
     data = make_ordinal(200, 10, 4, n_groups=1, random_state=4)
-    model = _fit(data)
+    model = _fit(data.ratings)
     proba = predict_proba(model, data.ratings, n_samples=300, random_state=0)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     labels = sample_labels(model, data.ratings, 300, random_state=0)
@@ -92,7 +111,7 @@ def test_gold_holds_items_and_informs_raters():
     said = first["label"].to_numpy()[:40]
     gold = np.where(said >= 3, 1, 5)
     y = dict(zip(known.tolist(), gold.tolist()))
-    model = _fit(data).fit(data.ratings, y=y)
+    model = _fit(data.ratings, y=y)
     labels = sample_labels(model, data.ratings, 40, y=y, random_state=0)
     np.testing.assert_array_equal(labels[:, known], np.broadcast_to(gold, (40, len(known))))
     proba = predict_proba(model, data.ratings, y=y, n_samples=40, random_state=0)
@@ -108,7 +127,7 @@ def test_gold_holds_items_and_informs_raters():
 
 def test_per_item_difficulty_and_no_spam():
     data = make_ordinal(80, 6, 4, n_groups=1, random_state=6)
-    model = _fit(data, difficulty="item", spam=False)
+    model = _fit(data.ratings, difficulty="item", spam=False)
     draws = posterior_samples(model, data.ratings, 20, random_state=0)
     assert draws["group_difficulty_"].shape == (20, 80)
     np.testing.assert_array_equal(draws["rater_reliability_"], 1.0)
@@ -129,7 +148,7 @@ def test_unsupported_variants_are_refused():
 # -- the estimator's methods ------------------------------------------------------
 def test_posterior_methods_delegate():
     data = make_ordinal(120, 8, 4, n_groups=1, random_state=8)
-    model = _fit(data)
+    model = _fit(data.ratings)
     draws = model.posterior_samples(data.ratings, 20, random_state=0)
     same = posterior_samples(model, data.ratings, 20, method="gibbs", random_state=0)
     for key, value in draws.items():
