@@ -13,13 +13,13 @@ threads) beside wall seconds, and the load average when it ran:
   warm: their difference is what the numpy path saves a first fit;
 * first fit: a fresh process with an empty numba cache imports skcrowd and
   fits IRT3PL (default) on RTE and on caries, with predict_proba and score,
-  for this tree and for another (``--other``, e.g. the main branch's
-  worktree); the CPU beyond ``import skcrowd`` is the figure of
+  for this tree and for another (``--other``, e.g. a checkout made with
+  ``git worktree add ../skcrowd-before <commit>``); the CPU beyond ``import skcrowd`` is the figure of
   doc/first_run.rst.
 
 Usage::
 
-    PYTHONPATH=. python benchmarks/bench_irt_paths.py [--other /work/main] [--quick]
+    PYTHONPATH=. python benchmarks/bench_irt_paths.py [--other ../skcrowd-before] [--quick]
 """
 
 import argparse

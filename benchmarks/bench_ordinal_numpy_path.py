@@ -9,15 +9,15 @@ Two parts:
   2010 (as released) at ``n_init=1`` and at the default ``n_init``;
 * the first fit: fresh processes with an empty numba cache that import
   skcrowd, load TREC 2010 (``skcrowd.datasets``) and fit OrdinalMixture,
-  ``n_init=1`` and the default, for the code in ``--main`` (another checkout,
-  default ``/work/main``) and this one; CPU seconds after ``import skcrowd``
+  ``n_init=1`` and the default, for this checkout and, with ``--baseline``,
+  another one (e.g. ``git worktree add ../skcrowd-before <commit>``); CPU seconds after ``import skcrowd``
   (loading, model imports and the fit), the whole process's CPU
   (``getrusage``, all threads), and which numba kernels were compiled.  Then
   the same process with that cache, now warm.
 
 Usage::
 
-    PYTHONPATH=. python benchmarks/bench_ordinal_numpy_path.py [--main /work/main]
+    PYTHONPATH=. python benchmarks/bench_ordinal_numpy_path.py [--baseline ../skcrowd-before]
         [--sizes 10000,50000,100000,200000,400000] [--skip-sizes] [--skip-first-fit]
 """
 
@@ -71,12 +71,13 @@ def first_fit(tree, n_init, cache):
     return row
 
 
-def first_fit_table(main):
+def first_fit_table(baseline):
     print(f"\nfirst fit, fresh processes (load {loadavg()})")
     print(f"{'code':8s} {'n_init':>7s} {'cache':>6s} {'beyond import':>14s} {'fit':>6s} "
           f"{'process':>8s} {'wall':>6s}  compiled kernels")
     for n_init in ("1", "default"):
-        for name, tree in (("main", main), ("branch", ROOT)):
+        trees = ((("baseline", baseline),) if baseline else ()) + (("this", ROOT),)
+        for name, tree in trees:
             with tempfile.TemporaryDirectory() as cache:
                 for state in ("empty", "warm"):
                     row = first_fit(tree, n_init, cache)
@@ -127,14 +128,13 @@ def size_table(sizes):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--main", default="/work/main",
-                        help="checkout of the code to compare with")
+    parser.add_argument("--baseline", help="another checkout to compare the first fit with")
     parser.add_argument("--sizes", default="10000,50000,100000,200000,400000")
     parser.add_argument("--skip-sizes", action="store_true")
     parser.add_argument("--skip-first-fit", action="store_true")
     args = parser.parse_args()
     if not args.skip_first_fit:
-        first_fit_table(Path(args.main))
+        first_fit_table(Path(args.baseline) if args.baseline else None)
     if not args.skip_sizes:
         size_table([int(s) for s in args.sizes.split(",")])
 
