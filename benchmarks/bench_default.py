@@ -192,6 +192,7 @@ def crowdkit_labels(R):
     return out
 
 
+ONLY_EXTRA = []  # --extra NAME: study only these of EXTRA
 AUTO_ONLY = False  # --auto-only: MajorityVote and AutoCrowd alone
 
 
@@ -366,8 +367,12 @@ def run_mace(seeds):
 # -- which models could join the default candidates -----------------------------
 
 #: the models studied as further candidates (each beside the default four)
-EXTRA = {"PooledDawidSkene": PooledDawidSkene, "GLAD": GLAD,
-         "IRT3PL": lambda: IRT3PL(random_state=0)}
+EXTRA = {"PooledDawidSkene": lambda K: PooledDawidSkene(), "GLAD": lambda K: GLAD(),
+         "IRT3PL": lambda K: IRT3PL(random_state=0) if K == 2 else None,
+         "IRT3PL difficulty": lambda K: (IRT3PL(guessing=False, discrimination=False, n_init=1,
+                                                tol=1e-4, random_state=0) if K == 2 else None),
+         "DawidSkene scaled prior": lambda K: (DawidSkene(prior_wrong=0.5 / (K - 1))
+                                              if K > 2 else None)}
 
 
 def _choice(row, names):
@@ -383,11 +388,14 @@ def study(R, truth, mask):
     """Every default candidate and every model of EXTRA scored as AutoCrowd
     scores its candidates: held-out log likelihood, kappa with majority
     vote, accuracy, and the CPU time of its fit over one DawidSkene fit."""
-    candidates = default_candidates(0)
     n_classes = len(np.unique(R.label))
+    candidates = default_candidates(0, n_classes)
     for name, make in EXTRA.items():
-        if name != "IRT3PL" or n_classes == 2:
-            candidates[name] = make()
+        if ONLY_EXTRA and name not in ONLY_EXTRA:
+            continue
+        model = make(n_classes)
+        if model is not None:
+            candidates[name] = model
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         auto = AutoCrowd(candidates=candidates, random_state=0).fit(R)
@@ -400,11 +408,13 @@ def study(R, truth, mask):
     return {"cv": auto.cv_scores_, "kappa": auto.agreement_, "acc": accuracy, "cost": cost}
 
 
-def run_candidates(seeds):
+def run_candidates(seeds, only=None):
     print("\n## Candidates: held-out log likelihood per item, kappa with majority vote, "
           "accuracy, CPU of one fit over one DawidSkene fit")
     rows = {}
     for crowd_name, crowd in CROWDS.items():
+        if only and crowd_name not in only:
+            continue
         for seed in seeds:
             R, truth = crowd(seed)
             rows[f"{crowd_name} {seed}"] = study(R, np.asarray(truth),
@@ -419,10 +429,13 @@ def run_candidates(seeds):
         for name in row["cv"]:
             print(f"| {key} | {name} | {row['cv'][name]:.4f} | {row['kappa'][name]:.3f} | "
                   f"{row['acc'][name]:.4f} | {row['cost'][name]:.1f} |")
-    default = list(default_candidates())
+    # every default candidate (a row without one, the item-difficulty
+    # model of two classes, skips it)
+    default = list(default_candidates(None, 2))
     print("\nThe rule over the default candidates and one or more of EXTRA: accuracy "
           "minus the best model's of the row (points); crowds: mean over seeds [worst seed]")
-    columns = [[], *[[n] for n in EXTRA], list(EXTRA)]
+    extra_names = [n for n in EXTRA if not ONLY_EXTRA or n in ONLY_EXTRA]
+    columns = [[], *[[n] for n in extra_names], extra_names]
     print("\n| data | " + " | ".join("+".join(c) or "default" for c in columns) + " |")
     print("|---" * (len(columns) + 1) + "|")
     groups = {}
@@ -448,6 +461,9 @@ def main():
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--crowd", action="append", choices=list(CROWDS),
                         help="only these synthetic crowds (repeatable)")
+    parser.add_argument("--extra", action="append", choices=list(EXTRA),
+                        help="--only candidates: study only these further "
+                             "candidates (repeatable; default all)")
     parser.add_argument("--no-crowdkit", action="store_true")
     parser.add_argument("--auto-only", action="store_true",
                         help="MajorityVote and AutoCrowd only (the other models' "
@@ -455,6 +471,7 @@ def main():
     args = parser.parse_args()
     global AUTO_ONLY
     AUTO_ONLY = args.auto_only
+    ONLY_EXTRA.extend(args.extra or [])
     seeds = range(args.seeds)
     crowdkit = not args.no_crowdkit
     print(f"load at start: {open('/proc/loadavg').read().strip()}")
@@ -467,7 +484,7 @@ def main():
     if args.only in (None, "cost"):
         run_cost()
     if args.only == "candidates":
-        run_candidates(seeds)
+        run_candidates(seeds, args.crowd)
 
 
 if __name__ == "__main__":

@@ -56,9 +56,11 @@ print("five most accurate workers:", model.rater_ids_[best],
 # ``item``, ``rater``, ``label``, or crowd-kit's ``task``, ``worker``,
 # ``label``) goes straight into every model, and the results come back
 # indexed by your item and rater ids.  :class:`skcrowd.AutoCrowd`, the
-# default, chooses among majority vote, Dawid-Skene (full and one-coin) and
-# MACE by the held-out likelihood of the items' ratings, without gold
-# (:doc:`/which_model`); on RTE it chooses Dawid-Skene (``model.selected_``).
+# default, chooses among majority vote, Dawid-Skene (full and one-coin),
+# MACE and, for two classes, a model of item difficulty (IRT3PL without
+# guessing and discrimination) by the held-out likelihood of the items'
+# ratings, without gold (:doc:`/which_model`); on RTE it chooses the
+# item-difficulty model (``model.selected_``).
 # This is the README's quick start.
 import pandas as pd
 
@@ -85,7 +87,7 @@ print((joined["gold"] == joined["label"]).mean())
 # near 0.5 are the ones to send to an expert.  The EM objective (log posterior) rises at every
 # iteration until it stops changing.
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
-chosen = model.best_estimator_      # the fitted DawidSkene
+chosen = model.best_estimator_      # the fitted IRT3PL
 plot_item_uncertainty(chosen, data.ratings, log=True, ax=axes[0])
 plot_convergence(chosen, ax=axes[1])
 plt.show()

@@ -14,6 +14,7 @@ from ._baselines import MajorityVote
 from ._dawid_skene import DawidSkene
 from ._mace import MACE
 from ._held_out import held_out_scores, majority_labels
+from ._irt import IRT3PL
 
 __all__ = ["AutoCrowd"]
 
@@ -22,9 +23,10 @@ __all__ = ["AutoCrowd"]
 FOLD_PASSES = 4
 
 
-def default_candidates(random_state=None):
-    """The models AutoCrowd chooses from, by name, at their defaults."""
-    return {
+def default_candidates(random_state=None, n_classes=None):
+    """The models AutoCrowd chooses from, by name, at their defaults; with
+    ``n_classes=2``, the item-difficulty model as well."""
+    candidates = {
         "MajorityVote": MajorityVote(),
         "DawidSkene": DawidSkene(),
         "DawidSkene one_coin": DawidSkene(confusion="one_coin"),
@@ -33,6 +35,16 @@ def default_candidates(random_state=None):
         # passes to a tolerance of 1e-6 were most of the selection's cost
         "MACE": MACE(n_init=1, tol=1e-5, random_state=random_state),
     }
+    if n_classes == 2:
+        # item difficulty (Carpenter's reduction AB: no guessing, no
+        # discrimination): the one effect no other candidate has, at a
+        # cost of a few Dawid-Skene fits, where the full model's seven
+        # guessing and five discrimination nodes per difficulty node cost
+        # 65 to 765 (see :ref:`which_model`)
+        candidates["IRT3PL difficulty"] = IRT3PL(
+            guessing=False, discrimination=False, n_init=1, tol=1e-3,
+            random_state=random_state)
+    return candidates
 
 
 class AutoCrowd(TransformerMixin, BaseEstimator):
@@ -62,10 +74,12 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         must take ``classes``).  ``None``: ``MajorityVote()``,
         ``DawidSkene()``, ``DawidSkene(confusion="one_coin")`` and
         ``MACE(n_init=1, tol=1e-5, random_state=random_state)``, otherwise
-        at their defaults.  GLAD and
-        IRT3PL are left out of the default because one fit of either costs
-        more than the whole selection (:ref:`which_model`); pass them here
-        to include them.
+        at their defaults, and with two classes ``"IRT3PL difficulty"``,
+        ``IRT3PL(guessing=False, discrimination=False, n_init=1, tol=1e-3,
+        random_state=random_state)``: item difficulty without Carpenter's
+        guessing and discrimination.  GLAD and the full IRT3PL are left
+        out because one fit of either costs more than the whole selection
+        (:ref:`which_model`); pass them here to include them.
     cv : int, default=5
         Folds over the items.  A candidate's fold fit starts from its fit
         on all the items (``init_params``) and runs 4 EM passes (a model
@@ -97,7 +111,7 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    DawidSkene, MACE, MajorityVote : the default candidates.
+    DawidSkene, MACE, MajorityVote, IRT3PL : the default candidates.
 
     Examples
     --------
@@ -106,7 +120,7 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
     >>> rte = load_rte()
     >>> auto = AutoCrowd(random_state=0).fit(rte.ratings)
     >>> auto.selected_
-    'DawidSkene'
+    'IRT3PL difficulty'
     >>> auto.predict(rte.ratings)[:5]
     array([0, 0, 1, 0, 1])
     """
@@ -154,13 +168,25 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         # model's encoding of the ratings serves every candidate that has
         # its classes and raters (all of them, unless ``classes`` differ).
         labels, data, encoder = {}, None, None
-        for name, model in candidates.items():
+
+        def fit_candidate(name, model):
+            nonlocal data, encoder
             if data is None and isinstance(model, CrowdEstimator):
                 model._validate_params()
                 data, items = model._fit(X, y)
                 labels[name], encoder = np.asarray(model._predict_from_items(items)), model
             else:
                 labels[name] = np.asarray(model.fit_predict(X, y))
+
+        for name, model in candidates.items():
+            fit_candidate(name, model)
+        if self.candidates is None:
+            # the candidates that depend on the number of classes
+            n_classes = len(next(iter(candidates.values())).classes_)
+            for name, model in default_candidates(self.random_state, n_classes).items():
+                if name not in candidates:
+                    candidates[name] = model
+                    fit_candidate(name, model)
         fitted = candidates
         first = next(iter(fitted.values()))
         if data is None:

@@ -919,7 +919,12 @@ class IRT3PL(PosteriorMixin, WarmStartMixin, CrowdModel):
                     specificity_=expit(mean["alpha_spec_"]))
 
     def _rater_diagnostics(self):
-        return {"sensitivity": self.sensitivity_, "specificity": self.specificity_,
+        # accuracy on an item of average difficulty, weighted by the
+        # prevalence: the column every categorical model's table has
+        accuracy = (self.class_prior_[1] * self.sensitivity_
+                    + self.class_prior_[0] * self.specificity_)
+        return {"accuracy": accuracy,
+                "sensitivity": self.sensitivity_, "specificity": self.specificity_,
                 "alpha_sens": self.alpha_sens_, "alpha_spec": self.alpha_spec_}
 
     def _item_diagnostics(self, data, items):

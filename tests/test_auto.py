@@ -79,8 +79,9 @@ def test_mace_learns_the_prevalence_on_imbalanced_data():
 
 def test_selection_follows_the_held_out_likelihood(rte):
     auto = AutoCrowd(random_state=0).fit(rte.ratings)
+    # two classes: the item-difficulty model is a candidate too
     assert set(auto.cv_scores_) == {"MajorityVote", "DawidSkene", "DawidSkene one_coin",
-                                    "MACE"}
+                                    "MACE", "IRT3PL difficulty"}
     best = max(auto.eligible_, key=auto.cv_scores_.get)
     assert auto.selected_ == best
     assert auto.best_estimator_ is auto.estimators_[best]
@@ -90,6 +91,21 @@ def test_selection_follows_the_held_out_likelihood(rte):
                                auto.best_estimator_.predict_proba(rte.ratings))
     assert auto.score(rte.ratings) == auto.best_estimator_.score(rte.ratings)
     assert np.all(np.isfinite(list(auto.cv_scores_.values())))
+
+
+def test_item_difficulty_is_a_candidate_for_two_classes_only(rte):
+    # IRT3PL takes binary ratings; with more classes the candidates are
+    # the four categorical models
+    R, _ = CROWDS["spammers"](0, small=True)
+    auto = AutoCrowd(random_state=0).fit(R)
+    assert set(auto.cv_scores_) == {"MajorityVote", "DawidSkene", "DawidSkene one_coin", "MACE"}
+    binary = AutoCrowd(random_state=0).fit(rte.ratings)
+    model = binary.estimators_["IRT3PL difficulty"]
+    assert isinstance(model, IRT3PL)
+    assert not model.guessing and not model.discrimination and model.difficulty
+    # candidates passed by the user are the only ones
+    only = AutoCrowd(candidates={"DawidSkene": DawidSkene()}, random_state=0).fit(rte.ratings)
+    assert list(only.cv_scores_) == ["DawidSkene"]
 
 
 def test_estimator_api(rte):

@@ -161,7 +161,7 @@ RATER_COLUMNS = {
     "DawidSkene": ["accuracy", "recall_0", "recall_1"],
     "EBCC": ["accuracy", "recall_0", "recall_1"],
     "GLAD": ["ability"],
-    "IRT3PL": ["sensitivity", "specificity", "alpha_sens", "alpha_spec"],
+    "IRT3PL": ["accuracy", "sensitivity", "specificity", "alpha_sens", "alpha_spec"],
     "MACE": ["accuracy", "competence"],
     "MajorityVote": ["agreement"],
     "MeanRating": ["agreement"],
