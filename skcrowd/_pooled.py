@@ -10,7 +10,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.special import digamma, gammaln, logsumexp, polygamma
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CrowdModel, numba_threads
+from ._base import CrowdModel, has_gold, numba_threads
 from ._dawid_skene import DawidSkene, _xlogy
 from ._kernels import _uncertainty as uncertainty_kernels
 
@@ -411,6 +411,15 @@ def dirichlet_log_draw(alpha, rng):
     return log_gamma - logsumexp(log_gamma, axis=-1, keepdims=True)
 
 
+def relabelling_log_ratio(alpha, counts, order):
+    """log p(X, z' | α) - log p(X, z | α) with the raters' rows integrated
+    out, for z' the classes renamed by the involution ``order`` (item of
+    class k moved to class order[k]): the rows of every rater's counts
+    permuted, each still scored by the population row of its new class."""
+    return np.sum(dirichlet_multinomial_logpmf(counts[:, order], alpha[None])
+                  - dirichlet_multinomial_logpmf(counts, alpha[None]))
+
+
 def _walk_population(alpha, counts, steps, accepted, rng):
     """One Metropolis move of every population row's log concentration,
     then one of its mean by a random walk on its additive log-ratios; rows
@@ -468,7 +477,10 @@ def posterior_chain(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     random-walk Metropolis on each row's log concentration and on its
     mean's log-ratios, θ integrated out (:func:`population_log_target`;
     proposal scales adapted in burn-in towards 0.44 and 0.234 acceptance,
-    then fixed); θ_j[k] | α, z ~ Dir(α_k + n_j[k]).  Returns the draws,
+    then fixed); without gold labels, a renaming of two classes in the
+    items' draws, α kept (:func:`relabelling_log_ratio`), which moves
+    between the namings of the items that a near-chance population
+    leaves all probable; θ_j[k] | α, z ~ Dir(α_k + n_j[k]).  Returns the draws,
     the mean over the kept sweeps of the items' posteriors given the
     parameters (Rao-Blackwellised) and, with ``keep_labels``, the classes
     drawn.
@@ -476,6 +488,8 @@ def posterior_chain(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     J, K, n = data.n_raters, data.n_classes, data.n_items
     item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
     fixed = model.class_prior is not None
+    # known items hold their class, which a renaming would not
+    can_relabel = K > 1 and not has_gold(data)
     alpha = np.array(model.population_, dtype=np.float64)
     log_theta = np.log(np.array(model.confusion_, dtype=np.float64))
     pi = np.array(model.class_prior_, dtype=np.float64)
@@ -509,6 +523,26 @@ def posterior_chain(model, data, n_samples, n_burnin, thin, rng, keep_labels):
         accepted[:] = 0.0
         for _ in range(_POPULATION_MOVES):
             _walk_population(alpha, counts, steps, accepted, rng)
+        if can_relabel:
+            # Rename two classes in the items' draws, keeping α: the raters'
+            # rows are integrated out, so the ratio is that of the
+            # Dirichlet-multinomials of the permuted counts (and of the
+            # prevalence, when it is fixed).  Near the boundary of the
+            # identified labellings the posterior has a mode for each
+            # naming of the items; a pass of the items cannot move between
+            # them, this move can (it is never taken when the raters fix
+            # the naming).
+            a, b = rng.choice(K, size=2, replace=False)
+            order = np.arange(K)
+            order[[a, b]] = [b, a]
+            ratio = relabelling_log_ratio(alpha, counts, order)
+            if fixed:
+                ratio += np.sum((class_counts[order] - class_counts) * log_pi)
+            if np.log(rng.random()) < ratio:
+                z = order[z]
+                counts, class_counts, post = counts[:, order], class_counts[order], post[:, order]
+                if not fixed:
+                    pi = pi[order]
         if sweep < n_burnin:
             # Robbins–Monro adaptation in burn-in only: the kept chain is
             # a fixed kernel's
