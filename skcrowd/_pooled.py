@@ -411,12 +411,14 @@ def dirichlet_log_draw(alpha, rng):
     return log_gamma - logsumexp(log_gamma, axis=-1, keepdims=True)
 
 
-def relabelling_log_ratio(alpha, counts, order):
-    """log p(X, z' | α) - log p(X, z | α) with the raters' rows integrated
+def relabelling_log_ratio(alpha, counts, order, renamed_alpha=None):
+    """log p(X, z' | α') - log p(X, z | α) with the raters' rows integrated
     out, for z' the classes renamed by the involution ``order`` (item of
     class k moved to class order[k]): the rows of every rater's counts
-    permuted, each still scored by the population row of its new class."""
-    return np.sum(dirichlet_multinomial_logpmf(counts[:, order], alpha[None])
+    permuted, each scored by the population row α'_k of its new class
+    (``renamed_alpha``; default α itself)."""
+    renamed_alpha = alpha if renamed_alpha is None else renamed_alpha
+    return np.sum(dirichlet_multinomial_logpmf(counts[:, order], renamed_alpha[None])
                   - dirichlet_multinomial_logpmf(counts, alpha[None]))
 
 
@@ -478,7 +480,8 @@ def posterior_chain(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     mean's log-ratios, θ integrated out (:func:`population_log_target`;
     proposal scales adapted in burn-in towards 0.44 and 0.234 acceptance,
     then fixed); without gold labels, a renaming of two classes in the
-    items' draws, α kept (:func:`relabelling_log_ratio`), which moves
+    items' draws, α kept or its concentrations renamed with them
+    (:func:`relabelling_log_ratio`), which moves
     between the namings of the items that a near-chance population
     leaves all probable; θ_j[k] | α, z ~ Dir(α_k + n_j[k]).  Returns the draws,
     the mean over the kept sweeps of the items' posteriors given the
@@ -535,10 +538,20 @@ def posterior_chain(model, data, n_samples, n_burnin, thin, rng, keep_labels):
             a, b = rng.choice(K, size=2, replace=False)
             order = np.arange(K)
             order[[a, b]] = [b, a]
-            ratio = relabelling_log_ratio(alpha, counts, order)
+            # α kept, or its rows' concentrations renamed with the classes
+            # (means kept): both are involutions, the second a permutation
+            # of the coordinates (s, m) under a prior symmetric in s, so
+            # each ratio is the likelihood's.  The second lets a mode
+            # whose rows differ in how alike the raters are be renamed.
+            renamed = alpha
+            if rng.random() < 0.5:
+                concentration = alpha.sum(axis=1, keepdims=True)
+                renamed = alpha / concentration * concentration[order]
+            ratio = relabelling_log_ratio(alpha, counts, order, renamed)
             if fixed:
                 ratio += np.sum((class_counts[order] - class_counts) * log_pi)
             if np.log(rng.random()) < ratio:
+                alpha = renamed
                 z = order[z]
                 counts, class_counts, post = counts[:, order], class_counts[order], post[:, order]
                 if not fixed:

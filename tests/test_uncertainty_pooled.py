@@ -116,7 +116,7 @@ def test_relabelling_ratio_matches_the_collapsed_likelihood(n_classes):
     alpha = rng.gamma(1.0, 3.0, size=(K, K)) + 0.05
     z = rng.integers(0, K, n)
 
-    def log_joint(z):
+    def log_joint(z, alpha):
         counts = np.zeros((J, K, K))
         np.add.at(counts, (rater, z[item], label), 1.0)
         return sum(stats.dirichlet_multinomial.logpmf(c, alpha[k], c.sum())
@@ -128,7 +128,12 @@ def test_relabelling_ratio_matches_the_collapsed_likelihood(n_classes):
     order = np.arange(K)
     order[[0, K - 1]] = [K - 1, 0]
     assert relabelling_log_ratio(alpha, counts, order) == pytest.approx(
-        log_joint(order[z]) - log_joint(z), abs=1e-9)
+        log_joint(order[z], alpha) - log_joint(z, alpha), abs=1e-9)
+    # the rows' concentrations renamed with the classes, the means kept
+    concentration = alpha.sum(axis=1, keepdims=True)
+    renamed = alpha / concentration * concentration[order]
+    assert relabelling_log_ratio(alpha, counts, order, renamed) == pytest.approx(
+        log_joint(order[z], renamed) - log_joint(z, alpha), abs=1e-9)
 
 
 def _population_prior(rng, n_draws):
