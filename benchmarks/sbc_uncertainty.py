@@ -24,7 +24,8 @@ true labels (log loss, expected calibration error).
     python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes few --seed 2
     python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes many --seed 4
     python benchmarks/sbc_uncertainty.py --model ordinal --reps 200 --seed 5
-    python benchmarks/sbc_uncertainty.py --model pooled --reps 200 --seed 6
+    python benchmarks/sbc_uncertainty.py --model pooled --reps 100 --seed 6 --thin 5
+    python benchmarks/sbc_uncertainty.py --model pooled --reps 60 --sizes many --thin 20 --seed 6
 
 OrdinalMixture's rater rows are its reliability ε_n and its noise
 precision τ_n δ (the product the ratings identify; τ and δ apart only
@@ -297,8 +298,8 @@ def main():
     parser.add_argument("--sizes", default="few,many")
     parser.add_argument("--seed", type=int, default=0)
     # default: the library's (200 burn-in sweeps and thin 5 for DawidSkene,
-    # MACE, OrdinalMixture and PooledDawidSkene, 10 for GLAD; IRT3PL 100,
-    # thin 1)
+    # MACE and OrdinalMixture, 10 for GLAD, 20 for PooledDawidSkene;
+    # IRT3PL 100, thin 1)
     parser.add_argument("--thin", type=int, default=None)
     parser.add_argument("--burnin", type=int, default=None)
     args = parser.parse_args()

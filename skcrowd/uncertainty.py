@@ -981,7 +981,7 @@ _GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs, "MACE": _mace_
 #: see doc/uncertainty.rst)
 _CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1), "MACE": (200, 5),
                    "GLAD": (200, 10), "OrdinalMixture": (200, 5),
-                   "PooledDawidSkene": (200, 5)}
+                   "PooledDawidSkene": (200, 20)}
 
 
 def _resolve_method(name, method):
