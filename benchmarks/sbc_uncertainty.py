@@ -24,6 +24,8 @@ true labels (log loss, expected calibration error).
     python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes few --seed 2
     python benchmarks/sbc_uncertainty.py --model glad --reps 200 --sizes many --seed 4
     python benchmarks/sbc_uncertainty.py --model ordinal --reps 200 --seed 5
+    python benchmarks/sbc_uncertainty.py --model pooled --reps 100 --seed 6 --thin 5
+    python benchmarks/sbc_uncertainty.py --model pooled --reps 60 --sizes many --thin 20 --seed 6
 
 OrdinalMixture's rater rows are its reliability ε_n and its noise
 precision τ_n δ (the product the ratings identify; τ and δ apart only
@@ -39,7 +41,8 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import GLAD, MACE, DawidSkene, IRT3PL, OrdinalMixture, Ratings
+from skcrowd import GLAD, MACE, DawidSkene, IRT3PL, OrdinalMixture, PooledDawidSkene, Ratings
+from skcrowd._pooled import dirichlet_log_draw, identifying_relabelling
 from skcrowd.datasets import make_irt
 from skcrowd.datasets._generators import random_design
 from skcrowd.uncertainty import _PRECISION_HYPERPRIOR, interval, posterior_samples, predict_proba
@@ -155,6 +158,28 @@ def simulate_ordinal(model, n_items, n_raters, per_item, rng):
                         "noise_precision": tau * delta}
 
 
+def simulate_pooled(model, n_items, n_raters, per_item, rng):
+    """PooledDawidSkene (Paun et al. 2018) from the sampler's priors: each
+    population row's mean m_k uniform and its concentration s_k = 1/u² - 1
+    (u uniform: density ½(1 + s)^(-3/2)), the rows renamed into the
+    identified labelling; θ_j[k] ~ Dir(s_k m_k), π ~ Dir(prior_class + 1)."""
+    K = 2
+    pi = rng.dirichlet(np.full(K, model.prior_class + 1.0))
+    mean = rng.dirichlet(np.ones(K), size=K)
+    mean = mean[identifying_relabelling(mean)]
+    concentration = 1.0 / rng.uniform(0, 1, K) ** 2 - 1.0
+    alpha = concentration[:, None] * mean
+    theta = np.exp(dirichlet_log_draw(np.repeat(alpha[None], n_raters, axis=0), rng))
+    z = rng.choice(K, size=n_items, p=pi)
+    item, rater = random_design(n_items, n_raters, per_item, rng)
+    label = (rng.random(len(item)) > theta[rater, z[item], 0]).astype(int)
+    ratings = Ratings(item, rater, label, item_ids=np.arange(n_items),
+                      rater_ids=np.arange(n_raters))
+    return ratings, z, {"prevalence": pi[1:], "specificity": theta[:, 0, 0],
+                        "sensitivity": theta[:, 1, 1], "pop_spec": mean[:1, 0],
+                        "pop_sens": mean[1:, 1], "log_conc": np.log(concentration)}
+
+
 def drawn(name, samples):
     if name == "prevalence":
         return samples["class_prior_"][:, 1:]
@@ -170,6 +195,12 @@ def drawn(name, samples):
         return samples["rater_ability_"]
     if name == "reliability":
         return samples["rater_reliability_"]
+    if name == "pop_spec":
+        return samples["population_confusion_"][:, :1, 0]
+    if name == "pop_sens":
+        return samples["population_confusion_"][:, 1:, 1]
+    if name == "log_conc":
+        return np.log(samples["population_"].sum(axis=-1))
     if name == "noise_precision":
         return samples["rater_precision_"] * samples["group_difficulty_"][:, :1]
     return samples[name + "_"]
@@ -205,6 +236,9 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
                                    thresholds=[-np.inf, 1.5, 2.5, 3.5, 4.5, np.inf],
                                    n_init=2, random_state=0)
             ratings, z, truth = simulate_ordinal(model, n_items, n_raters, per_item, rng)
+        elif model_name == "pooled":
+            model = PooledDawidSkene(classes=[0, 1])
+            ratings, z, truth = simulate_pooled(model, n_items, n_raters, per_item, rng)
         elif model_name == "glad":
             model = GLAD(classes=[0, 1], class_prior="learn")
             ratings, z, truth = simulate_glad(model, n_items, n_raters, per_item, rng)
@@ -213,6 +247,9 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
             ratings, z, truth = simulate_irt(n_items, n_raters, per_item, rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
+            # PooledDawidSkene's chain renames a fit in the labelling its
+            # hyperprior excludes, and says so
+            warnings.filterwarnings("ignore", message="the fitted population")
             model.fit(ratings)
             options = {} if method == "bootstrap" else {"thin": thin, "n_burnin": n_burnin}
             samples = posterior_samples(model, ratings, n_samples, method=method,
@@ -252,7 +289,8 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", choices=["dawid_skene", "irt", "mace", "glad", "ordinal"],
+    parser.add_argument("--model", choices=["dawid_skene", "irt", "mace", "glad", "ordinal",
+                                            "pooled"],
                         default="dawid_skene")
     parser.add_argument("--method", default="auto")
     parser.add_argument("--reps", type=int, default=100)
@@ -260,7 +298,8 @@ def main():
     parser.add_argument("--sizes", default="few,many")
     parser.add_argument("--seed", type=int, default=0)
     # default: the library's (200 burn-in sweeps and thin 5 for DawidSkene,
-    # MACE and OrdinalMixture, 10 for GLAD; IRT3PL 100, thin 1)
+    # MACE and OrdinalMixture, 10 for GLAD, 20 for PooledDawidSkene;
+    # IRT3PL 100, thin 1)
     parser.add_argument("--thin", type=int, default=None)
     parser.add_argument("--burnin", type=int, default=None)
     args = parser.parse_args()

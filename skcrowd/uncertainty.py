@@ -60,6 +60,7 @@ from ._base import has_gold
 from ._dask import is_dask_frame
 from ._kernels import _irt as irt_kernels
 from ._kernels import _uncertainty as uncertainty_kernels
+from ._pooled import posterior_chain as pooled_posterior_chain
 from ._ratings import Ratings
 
 __all__ = [
@@ -88,6 +89,8 @@ GLOBAL_ATTRIBUTES = {
                        "rater_precision_rate_", "rater_reliability_", "_rater_spamminess",
                        "group_difficulty_", "group_difficulty_shape_",
                        "group_difficulty_rate_", "precision_shape_", "precision_rate_"),
+    "PooledDawidSkene": ("class_prior_", "confusion_", "rater_accuracy_", "confusion_posterior_",
+                         "population_", "population_confusion_"),
 }
 
 _METHODS = ("auto", "gibbs", "bootstrap")
@@ -1066,13 +1069,15 @@ def _bootstrap(model, data, n_samples, rng):
 
 
 _GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs, "MACE": _mace_gibbs,
-          "GLAD": _glad_gibbs, "OrdinalMixture": _ordinal_gibbs}
+          "GLAD": _glad_gibbs, "OrdinalMixture": _ordinal_gibbs,
+          "PooledDawidSkene": pooled_posterior_chain}
 #: (burn-in sweeps, sweeps per kept draw) when not given: DawidSkene's
 #: chain mixes slowly when raters are close to guessing, and reaches its
 #: nominal coverage by simulation with thin=5 (it under-covers with thin=1;
 #: see doc/uncertainty.rst)
 _CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1), "MACE": (200, 5),
-                   "GLAD": (200, 10), "OrdinalMixture": (200, 5)}
+                   "GLAD": (200, 10), "OrdinalMixture": (200, 5),
+                   "PooledDawidSkene": (200, 20)}
 
 
 def _resolve_method(name, method):
