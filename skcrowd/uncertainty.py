@@ -79,6 +79,8 @@ __all__ = [
 #: ``sensitivity_``) are drawn too, so that tables read them consistently.
 GLOBAL_ATTRIBUTES = {
     "DawidSkene": ("class_prior_", "confusion_", "rater_accuracy_"),
+    "EBCC": ("class_prior_", "subtype_prior_", "subtype_confusion_", "confusion_",
+             "rater_accuracy_", "class_posterior_", "subtype_posterior_", "rater_posterior_"),
     "IRT3PL": ("class_prior_", "alpha_sens_", "alpha_spec_", "sensitivity_",
                "specificity_", "item_prior_"),
     "GLAD": ("class_prior_", "rater_ability_"),
@@ -947,6 +949,9 @@ def _bootstrap(model, data, n_samples, rng):
     Every rater stays in each refit (a rater none of whose items were
     drawn keeps its prior-only estimate), so draws line up with the fit's
     raters.  Known items (gold ``y``) keep their labels in every refit."""
+    if "warm_start" not in model.get_params():
+        raise ValueError(f"method='bootstrap' refits warm-started at the fit, which "
+                         f"{type(model).__name__} does not support; use method='gibbs'.")
     ratings = Ratings._from_sorted(data.item, data.rater, model.classes_[data.label],
                                    np.arange(data.n_items), model.rater_ids_)
     names = _attribute_names(model)
@@ -969,13 +974,22 @@ def _bootstrap(model, data, n_samples, rng):
     return {name: _stack(values) for name, values in draws.items()}
 
 
-_GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs, "MACE": _mace_gibbs,
+def _ebcc_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """EBCC's sampler, in its own module (``skcrowd._ebcc.gibbs_posterior``)."""
+    from ._ebcc import gibbs_posterior
+
+    return gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels)
+
+
+_GIBBS = {"DawidSkene": _dawid_skene_gibbs, "EBCC": _ebcc_gibbs,
+          "IRT3PL": _irt_gibbs, "MACE": _mace_gibbs,
           "GLAD": _glad_gibbs, "OrdinalMixture": _ordinal_gibbs}
 #: (burn-in sweeps, sweeps per kept draw) when not given: DawidSkene's
 #: chain mixes slowly when raters are close to guessing, and reaches its
 #: nominal coverage by simulation with thin=5 (it under-covers with thin=1;
 #: see doc/uncertainty.rst)
-_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1), "MACE": (200, 5),
+_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "EBCC": (200, 5),
+                   "IRT3PL": (100, 1), "MACE": (200, 5),
                    "GLAD": (200, 10), "OrdinalMixture": (200, 5)}
 
 
