@@ -412,17 +412,24 @@ def conditional_concentrations(alpha, subtype_concentration, beta, pair_counts, 
     alpha : (K,) prior of τ
     subtype_concentration : float, a_π / M, the prior of each π_km
     beta : (K, K) prior of each row v_jkm (row k: the class)
-    pair_counts : (K, M) items drawn in each (class, subtype)
-    counts : (J, K, M, K) ``[j, k, m, l]`` ratings l by rater j of items
-        drawn in (k, m)
+    pair_counts : (K M,) items drawn in each (class, subtype), at k M + m
+    counts : (J K, K M) ratings in each cell j K + l on items drawn in
+        each pair k M + m (:func:`~skcrowd._kernels._ebcc.gibbs_sweep`)
 
     Returns
     -------
     (K,), (K, M), (J, K, M, K): α_k + n_k, a_π / M + n_km and
-    β_k[l] + n_jkml.
+    β_k[l] + n_jkml, the last ``[rater, class, subtype, label]`` as
+    ``subtype_confusion_``.
     """
-    return (alpha + pair_counts.sum(axis=1), subtype_concentration + pair_counts,
-            beta[None, :, None, :] + counts)
+    K = alpha.shape[0]
+    M = pair_counts.shape[0] // K
+    J = counts.shape[0] // K
+    per_pair = pair_counts.reshape(K, M)
+    # [j, l, k, m] -> [j, k, m, l]
+    per_rater = counts.reshape(J, K, K, M).transpose(0, 2, 3, 1)
+    return (alpha + per_pair.sum(axis=1), subtype_concentration + per_pair,
+            beta[None, :, None, :] + per_rater)
 
 
 def _log_prior_ratio_of_swap(log_tau, log_v, alpha, beta, a, b):
@@ -492,10 +499,9 @@ def gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels):
         log_table = model._kernel_table(log_v).reshape(J * K, K * M)
         kernels.gibbs_sweep(item_ptr, cell, (log_tau[:, None] + log_pi).ravel(), evidence,
                             log_table, K, rng.random_sample(n), pair, post, counts, pair_counts)
-        # τ, π, v | z, g; counts [j, l, k, m] -> [j, k, m, l]
-        rater_counts = counts.reshape(J, K, K, M).transpose(0, 2, 3, 1)
-        tau_c, pi_c, v_c = conditional_concentrations(
-            alpha, subtype_concentration, beta, pair_counts.reshape(K, M), rater_counts)
+        # τ, π, v | z, g
+        tau_c, pi_c, v_c = conditional_concentrations(alpha, subtype_concentration, beta,
+                                                      pair_counts, counts)
         log_tau = log_dirichlet(tau_c, rng)
         log_pi = log_dirichlet(pi_c, rng)
         log_v = log_dirichlet(v_c, rng)
