@@ -117,6 +117,12 @@ class EBCC(PosteriorMixin, CrowdModel):
     each item's ratings with τ, π and v at their posterior means, the
     class and subtype summed out.
 
+    ``posterior_samples``, ``predict_proba_integrated``, ``sample_labels``
+    and ``rater_table(X, interval=...)`` draw from the model's posterior
+    by Gibbs sampling under the fit's priors (:ref:`uncertainty`); read
+    the class-level draws (``class_prior_``, ``confusion_``,
+    ``rater_accuracy_``): the subtypes' numbering may change between draws.
+
     References
     ----------
     Y. Li, B. I. P. Rubinstein and T. Cohn. Exploiting Worker Correlation

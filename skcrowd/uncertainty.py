@@ -25,7 +25,10 @@ fitted model:
     competences and spam distributions from their Beta and Dirichlet
     conditionals (Hovy et al. 2013); GLAD's moves the item difficulties,
     the classes and the abilities by Metropolis-within-Gibbs (Whitehill
-    et al. 2009); OrdinalMixture's draws the spam indicators and the
+    et al. 2009); EBCC's draws every item's (class, subtype) pair, then
+    the prevalence, subtype weights and raters' rows from their Dirichlet
+    conditionals (Li, Rubinstein & Cohn 2019); OrdinalMixture's draws the
+    spam indicators and the
     latent scores truncated to their ratings' bins, then the true values,
     the precisions, difficulties and reliabilities from their conjugate
     conditionals (Lakshminarayanan & Teh 2013);
@@ -1025,7 +1028,7 @@ def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_
 
     Parameters
     ----------
-    model : DawidSkene, IRT3PL, GLAD, MACE or OrdinalMixture
+    model : DawidSkene, EBCC, IRT3PL, GLAD, MACE or OrdinalMixture
         A fitted model.
     X : array-like, sparse matrix, DataFrame or Ratings
         The ratings the model was fitted to, in any form ``fit`` takes.
@@ -1041,16 +1044,17 @@ def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_
         Metropolis-within-Gibbs on its quadrature grid; GLAD:
         Metropolis-within-Gibbs over abilities, item difficulties and
         labels; OrdinalMixture: Gibbs sampling with the latent scores
-        drawn, ``link="ordinal"`` and ``difficulty`` None or ``"item"``);
-        ``"bootstrap"``: refits to items resampled with
+        drawn, ``link="ordinal"`` and ``difficulty`` None or ``"item"``;
+        EBCC: Gibbs sampling of (class, subtype) pairs and Dirichlet
+        conditionals); ``"bootstrap"``: refits to items resampled with
         replacement, warm-started at the fit (too narrow when raters have
-        few ratings).  ``"auto"``: Gibbs.
+        few ratings; not EBCC, which has no warm start).  ``"auto"``: Gibbs.
     random_state : int, RandomState instance or None, default=None
     n_burnin : int, default=None
         Gibbs sweeps discarded before the first draw (the chain starts at
         the fit); None: 200 (IRT3PL: 100).
     thin : int, default=None
-        Gibbs sweeps per kept draw; None: 5 for DawidSkene, MACE and
+        Gibbs sweeps per kept draw; None: 5 for DawidSkene, EBCC, MACE and
         OrdinalMixture, 10 for GLAD, 1 for IRT3PL, which cover at the nominal rates in
         simulation-based calibration (see :ref:`uncertainty`).
 
