@@ -19,7 +19,7 @@ from skcrowd.uncertainty import (interval, model_at, posterior_samples, predict_
                                  rater_table, sample_labels)
 
 
-def _design(rng, n_items=40, n_raters=5, n_classes=3, with_gold=False):
+def _rating_layout(rng, n_items=40, n_raters=5, n_classes=3, with_gold=False):
     lengths = rng.integers(0, 5, n_items)
     item_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     item = np.repeat(np.arange(n_items), lengths)
@@ -56,7 +56,7 @@ def test_item_pass_matches_the_model_written_out(path, with_gold):
     by inversion; the counts are those of the drawn pairs."""
     rng = np.random.default_rng(0)
     n_items, J, K, M = 50, 5, 3, 4
-    item_ptr, item, rater, label, cell, evidence = _design(rng, n_items, J, K, with_gold)
+    item_ptr, item, rater, label, cell, evidence = _rating_layout(rng, n_items, J, K, with_gold)
     tau = rng.dirichlet(np.ones(K))
     pi = rng.dirichlet(np.ones(M), K)
     v = rng.dirichlet(np.ones(K), (J, K, M))  # [j, k, m, l]
@@ -84,7 +84,7 @@ def test_item_pass_matches_the_model_written_out(path, with_gold):
 def test_item_pass_jit_and_numpy_agree():
     rng = np.random.default_rng(1)
     n_items, J, K, M = 200, 7, 2, 10
-    item_ptr, _, _, _, cell, evidence = _design(rng, n_items, J, K, with_gold=True)
+    item_ptr, _, _, _, cell, evidence = _rating_layout(rng, n_items, J, K, with_gold=True)
     log_tau = np.log(rng.dirichlet(np.ones(K)))
     # subtype weights as small as the sampler's, -inf where one underflowed
     log_pi = log_dirichlet(np.full((K, M), 0.01), np.random.RandomState(0))
@@ -102,7 +102,7 @@ def test_item_pass_jit_and_numpy_agree():
 def test_known_items_keep_their_class_and_draw_their_subtype():
     rng = np.random.default_rng(2)
     n_items, J, K, M = 30, 4, 2, 5
-    item_ptr, _, _, _, cell, evidence = _design(rng, n_items, J, K, with_gold=True)
+    item_ptr, _, _, _, cell, evidence = _rating_layout(rng, n_items, J, K, with_gold=True)
     known = np.flatnonzero(np.isfinite(evidence).sum(axis=1) == 1)
     log_tau = np.log([0.5, 0.5])
     log_pi = np.log(np.full((K, M), 1.0 / M))
@@ -124,7 +124,7 @@ def test_conditional_concentrations_are_prior_plus_counts():
     here from the pairs directly."""
     rng = np.random.default_rng(3)
     n_items, J, K, M = 60, 4, 3, 5
-    item_ptr, item, rater, label, cell, _ = _design(rng, n_items, J, K)
+    item_ptr, item, rater, label, cell, _ = _rating_layout(rng, n_items, J, K)
     z, g = rng.integers(0, K, n_items), rng.integers(0, M, n_items)
     counts = np.zeros((J * K, K * M))
     np.add.at(counts, (cell, (z * M + g)[item]), 1.0)
