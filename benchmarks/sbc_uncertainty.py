@@ -26,12 +26,19 @@ true labels (log loss, expected calibration error).
     python benchmarks/sbc_uncertainty.py --model ordinal --reps 200 --seed 5
     python benchmarks/sbc_uncertainty.py --model pooled --reps 100 --seed 6 --thin 5
     python benchmarks/sbc_uncertainty.py --model pooled --reps 60 --sizes many --thin 20 --seed 6
+    python benchmarks/sbc_uncertainty.py --model ebcc --reps 200
 
 OrdinalMixture's rater rows are its reliability ε_n and its noise
 precision τ_n δ (the product the ratings identify; τ and δ apart only
 through their priors); its prevalence (the share of items per level) is
 also scored by its rank among the draws with ties split at random
 ("prev. rank"), as a share of 60 items takes few values.
+
+EBCC is simulated with ``prior_class=1`` (its default empirical prior is
+computed from the ratings themselves, not a prior to simulate from); its
+rater rows are the subtype-marginal confusion entries Σ_m π_km v_jkm
+(specificity k = 0, sensitivity k = 1) and the accuracy Σ_k τ_k
+confusion_kk, which do not depend on how the subtypes are numbered.
 """
 
 import argparse
@@ -41,7 +48,8 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import GLAD, MACE, DawidSkene, IRT3PL, OrdinalMixture, PooledDawidSkene, Ratings
+from skcrowd import (EBCC, GLAD, MACE, DawidSkene, IRT3PL, OrdinalMixture, PooledDawidSkene,
+                     Ratings)
 from skcrowd._pooled import dirichlet_log_draw, identifying_relabelling
 from skcrowd.datasets import make_irt
 from skcrowd.datasets._generators import random_design
@@ -180,6 +188,35 @@ def simulate_pooled(model, n_items, n_raters, per_item, rng):
                         "pop_sens": mean[1:, 1], "log_conc": np.log(concentration)}
 
 
+def simulate_ebcc(model, n_items, n_raters, per_item, rng):
+    """EBCC (Li, Rubinstein & Cohn 2019) from the priors of its fit: τ ~
+    Dirichlet(prior_class), π_k ~ Dirichlet(a_π / M, ...), each row v_jkm
+    ~ Dirichlet(β_k) (β_kk = prior_correct, β_kl = prior_wrong); an item's
+    class from τ, its subtype from π_z, each rating from v_{j z g}.  The
+    rater truths are the subtype-marginal confusion Σ_m π_km v_jkm."""
+    K, M = 2, model.n_subtypes
+    tau = rng.dirichlet(np.full(K, model.prior_class))
+    # Gamma(a) = Gamma(a + 1) U^(1/a), in logs: a = a_π / M = 0.01 underflows
+    a = model.prior_subtype / M
+    log_gamma = (np.log(rng.gamma(a + 1.0, size=(K, M)))
+                 + np.log1p(-rng.random_sample((K, M))) / a)
+    pi = np.exp(log_gamma - log_gamma.max(axis=1, keepdims=True))
+    pi /= pi.sum(axis=1, keepdims=True)
+    beta = np.where(np.eye(K, dtype=bool), model.prior_correct, model.prior_wrong)
+    v = np.stack([[[rng.dirichlet(beta[k]) for _ in range(M)] for k in range(K)]
+                  for _ in range(n_raters)])
+    z = rng.choice(K, size=n_items, p=tau)
+    g = np.array([rng.choice(M, p=pi[k]) for k in z])
+    item, rater = random_design(n_items, n_raters, per_item, rng)
+    label = (rng.random_sample(len(item)) > v[rater, z[item], g[item], 0]).astype(int)
+    ratings = Ratings(item, rater, label, item_ids=np.arange(n_items),
+                      rater_ids=np.arange(n_raters))
+    confusion = np.einsum("km,jkml->jkl", pi, v)
+    return ratings, z, {"prevalence": tau[1:], "specificity": confusion[:, 0, 0],
+                        "sensitivity": confusion[:, 1, 1],
+                        "accuracy": np.diagonal(confusion, axis1=1, axis2=2) @ tau}
+
+
 def drawn(name, samples):
     if name == "prevalence":
         return samples["class_prior_"][:, 1:]
@@ -193,6 +230,8 @@ def drawn(name, samples):
         return samples["spam_distribution_"][:, :, 1]
     if name == "ability":
         return samples["rater_ability_"]
+    if name == "accuracy":
+        return samples["rater_accuracy_"]
     if name == "reliability":
         return samples["rater_reliability_"]
     if name == "pop_spec":
@@ -239,6 +278,9 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
         elif model_name == "pooled":
             model = PooledDawidSkene(classes=[0, 1])
             ratings, z, truth = simulate_pooled(model, n_items, n_raters, per_item, rng)
+        elif model_name == "ebcc":
+            model = EBCC(classes=[0, 1], prior_class=1.0, random_state=0)
+            ratings, z, truth = simulate_ebcc(model, n_items, n_raters, per_item, rng)
         elif model_name == "glad":
             model = GLAD(classes=[0, 1], class_prior="learn")
             ratings, z, truth = simulate_glad(model, n_items, n_raters, per_item, rng)
@@ -290,7 +332,7 @@ def run(model_name, method, size, reps, n_samples, seed, thin=None, n_burnin=Non
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", choices=["dawid_skene", "irt", "mace", "glad", "ordinal",
-                                            "pooled"],
+                                            "pooled", "ebcc"],
                         default="dawid_skene")
     parser.add_argument("--method", default="auto")
     parser.add_argument("--reps", type=int, default=100)

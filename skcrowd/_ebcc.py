@@ -5,17 +5,19 @@ subtypes of each true class; fitted by mean-field variational inference."""
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import (CrowdModel, apply_evidence, draw_categorical, item_chunks, item_dirichlet,
-                    item_ids_of, numba_threads)
+from ._base import (CrowdModel, apply_evidence, draw_categorical, has_gold, item_chunks,
+                    item_dirichlet, item_ids_of, numba_threads)
 from ._kernels import _ebcc as kernels
 from ._kernels._common import vote_counts
+from ._mixins import PosteriorMixin
 
 __all__ = ["EBCC"]
 
 
-class EBCC(CrowdModel):
+class EBCC(PosteriorMixin, CrowdModel):
     """Enhanced Bayesian Classifier Combination: correlated raters.
 
     Each item i has a true class z_i ~ Cat(τ) and, within its class, a
@@ -115,6 +117,12 @@ class EBCC(CrowdModel):
     each item's ratings with τ, π and v at their posterior means, the
     class and subtype summed out.
 
+    ``posterior_samples``, ``predict_proba_integrated``, ``sample_labels``
+    and ``rater_table(X, interval=...)`` draw from the model's posterior
+    by Gibbs sampling under the fit's priors (:ref:`uncertainty`); read
+    the class-level draws (``class_prior_``, ``confusion_``,
+    ``rater_accuracy_``): the subtypes' numbering may change between draws.
+
     References
     ----------
     Y. Li, B. I. P. Rubinstein and T. Cohn. Exploiting Worker Correlation
@@ -186,18 +194,26 @@ class EBCC(CrowdModel):
         shares /= shares.sum(axis=1, keepdims=True)
         return apply_evidence(shares, data)
 
-    def _prepare(self, data, **fit_params):
-        data = super()._prepare(data, **fit_params)
-        K, M = data.n_classes, int(self.n_subtypes)
+    def _class_concentration(self, data):
+        """α, the Dirichlet prior of the prevalence τ on ``data``."""
         if self.prior_class == "empirical":
             # the authors' empirical Bayes prior, α_k = Σ_i (vote share of
             # k), plus one: the flat prior's posterior given the vote shares,
             # proper for a class that no rating gives
-            alpha = self._vote_shares(data).sum(axis=0) + 1.0
-        else:
-            alpha = np.full(K, float(self.prior_class))
-        beta = np.full((K, K), float(self.prior_wrong))
+            return self._vote_shares(data).sum(axis=0) + 1.0
+        return np.full(data.n_classes, float(self.prior_class))
+
+    def _label_concentration(self, n_classes):
+        """β, ``[k, l]``: the Dirichlet prior of every rater's row v_jkm."""
+        beta = np.full((n_classes, n_classes), float(self.prior_wrong))
         np.fill_diagonal(beta, float(self.prior_correct))
+        return beta
+
+    def _prepare(self, data, **fit_params):
+        data = super()._prepare(data, **fit_params)
+        K, M = data.n_classes, int(self.n_subtypes)
+        alpha = self._class_concentration(data)
+        beta = self._label_concentration(K)
         # the fit's priors, in the kernels' layouts (see _dirichlet)
         self._fit_priors = {
             "nu": alpha.reshape(1, K, 1),
@@ -338,6 +354,10 @@ class EBCC(CrowdModel):
         return np.ascontiguousarray(rater_values.transpose(0, 3, 1, 2)).reshape(J, K, K * M)
 
     def _fitted_params(self):
+        if self.class_posterior_ is None:
+            # a posterior draw (skcrowd.uncertainty.model_at): τ, π and v
+            # themselves, no Dirichlet posteriors around them
+            return self._plug_in_params()
         K = self.class_posterior_.shape[0]
         posteriors = {"nu": self.class_posterior_.reshape(1, K, 1),
                       "eta": self.subtype_posterior_.reshape(K, -1, 1),
@@ -347,15 +367,20 @@ class EBCC(CrowdModel):
         # raters may differ from these (a population rater)
         return self._dirichlet(**posteriors, priors=posteriors)
 
-    def _score_items(self, data):
-        """log Σ_km τ_k π_km Π_j v_jkm[y_ij] at the posterior means."""
+    def _plug_in_params(self):
+        """The local step's tables at τ, π and v themselves (the posterior
+        means of a fit, or a posterior draw)."""
         with np.errstate(divide="ignore"):
-            params = {
+            return {
                 "log_prior": (np.log(self.class_prior_)[:, None]
                               + np.log(self.subtype_prior_)).ravel(),
                 "log_table": self._kernel_table(np.log(self.subtype_confusion_)).reshape(
                     -1, self.class_prior_.shape[0] * self.subtype_prior_.shape[1]),
             }
+
+    def _score_items(self, data):
+        """log Σ_km τ_k π_km Π_j v_jkm[y_ij] at the posterior means."""
+        params = self._plug_in_params()
         with numba_threads(self.n_jobs):
             return self._local_step(data, params)[0]["loglik"]
 
@@ -364,3 +389,153 @@ class EBCC(CrowdModel):
         subtype = draw_categorical(self.subtype_prior_[true_class], rng)
         rows = self.subtype_confusion_[data.rater, true_class[data.item], subtype[data.item]]
         return draw_categorical(rows, rng)
+
+
+# -- the posterior sampler (skcrowd.uncertainty) ------------------------------------
+def log_dirichlet(concentration, rng):
+    """The log of one Dirichlet draw per row (last axis) of ``concentration``.
+
+    Each Gamma(a) variate is drawn as Gamma(a + 1) U^(1/a) (Marsaglia &
+    Tsang 2000, the boost for a < 1) and kept in logs: the subtype weights'
+    concentrations a_π / M + counts are 0.01 for an empty subtype, whose
+    Gamma variates underflow to 0 in floating point (a row of zeros when
+    every subtype of a class is empty), while their logs stay finite.
+    """
+    concentration = np.asarray(concentration, dtype=np.float64)
+    # 1 - U is in (0, 1]: its log is finite
+    log_gamma = (np.log(rng.standard_gamma(concentration + 1.0))
+                 + np.log1p(-rng.random_sample(concentration.shape)) / concentration)
+    return log_gamma - logsumexp(log_gamma, axis=-1, keepdims=True)
+
+
+def conditional_concentrations(alpha, subtype_concentration, beta, pair_counts, counts):
+    """The Dirichlet parameters of τ, π and v given every item's (class,
+    subtype) pair (Li et al. 2019's generative model; each prior is
+    conjugate to its counts).
+
+    Parameters
+    ----------
+    alpha : (K,) prior of τ
+    subtype_concentration : float, a_π / M, the prior of each π_km
+    beta : (K, K) prior of each row v_jkm (row k: the class)
+    pair_counts : (K M,) items drawn in each (class, subtype), at k M + m
+    counts : (J K, K M) ratings in each cell j K + l on items drawn in
+        each pair k M + m (:func:`~skcrowd._kernels._ebcc.gibbs_sweep`)
+
+    Returns
+    -------
+    (K,), (K, M), (J, K, M, K): α_k + n_k, a_π / M + n_km and
+    β_k[l] + n_jkml, the last ``[rater, class, subtype, label]`` as
+    ``subtype_confusion_``.
+    """
+    K = alpha.shape[0]
+    M = pair_counts.shape[0] // K
+    J = counts.shape[0] // K
+    per_pair = pair_counts.reshape(K, M)
+    # [j, l, k, m] -> [j, k, m, l]
+    per_rater = counts.reshape(J, K, K, M).transpose(0, 2, 3, 1)
+    return (alpha + per_pair.sum(axis=1), subtype_concentration + per_pair,
+            beta[None, :, None, :] + per_rater)
+
+
+def _log_prior_ratio_of_swap(log_tau, log_v, alpha, beta, a, b):
+    """log p(swapped) - log p(current) when classes a and b trade their
+    prevalence, subtype weights and every rater's rows (the prior of π is
+    the same for every class: its term cancels)."""
+    perm = np.arange(len(log_tau))
+    perm[[a, b]] = [b, a]
+    tau_term = np.sum((alpha - 1.0) * (log_tau[perm] - log_tau))
+    v_term = np.sum((beta[None, :, None, :] - 1.0) * (log_v[:, perm] - log_v))
+    return tau_term + v_term, perm
+
+
+def gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Gibbs sampling of EBCC's posterior p(τ, π, v, z, g | X).
+
+    The generative model of Li, Rubinstein & Cohn (2019) under the priors
+    of the variational fit: τ ~ Dirichlet(α) (``prior_class``, or the
+    empirical α_k = 1 + Σ_i vote share of k that the fit used), each
+    class's subtype weights π_k ~ Dirichlet(a_π / M, ..., a_π / M)
+    (``prior_subtype`` = a_π, M = ``n_subtypes``: the finite symmetric
+    Dirichlet of the authors' code, which the fit uses, not the paper's
+    stick-breaking prior), each row v_jkm ~ Dirichlet(β_k) with β_kk =
+    ``prior_correct`` and β_kl = ``prior_wrong``; z_i ~ Cat(τ), g_i ~
+    Cat(π_{z_i}), rating y_ij ~ Cat(v_{j z_i g_i}).  A sweep draws
+
+    - every item's pair (z_i, g_i) jointly given (τ, π, v), from
+      τ_k π_km Π_j v_jkm[y_ij] (a known item, gold ``y``, keeps its class:
+      only its subtype is drawn);
+    - τ, each π_k and each v_jkm from their Dirichlet conditionals given
+      the pairs (:func:`conditional_concentrations`), in logs
+      (:func:`log_dirichlet`);
+    - without gold, a Metropolis swap of two classes (their τ, π_k and
+      every rater's rows v_j k ·): the likelihood is unchanged, so the
+      ratio is the prior's, as in DawidSkene's sampler.
+
+    The chain starts at the fit's posterior means.  The subtypes of a
+    class are exchangeable (the same prior for each): their indices may
+    permute between draws, which leaves every class-level quantity (τ, the
+    subtype-marginal confusion Σ_m π_km v_jkm, the accuracies, the item
+    classes) unchanged; ``subtype_prior_`` and ``subtype_confusion_`` are
+    drawn so that a model at a draw (:func:`~skcrowd.uncertainty.model_at`)
+    predicts with them, not for reading one subtype across draws.
+
+    Returns the draws, the running mean of the items' class probabilities
+    given each draw (Rao-Blackwellised), and with ``keep_labels`` the
+    classes drawn.
+    """
+    J, K, n = data.n_raters, data.n_classes, data.n_items
+    M = model.subtype_prior_.shape[1]
+    alpha = model._class_concentration(data)
+    beta = model._label_concentration(K)
+    subtype_concentration = float(model.prior_subtype) / M
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    cell = np.asarray(data.cell)
+    evidence = data.evidence
+    can_relabel = K > 1 and not has_gold(data)
+    log_tau = np.log(np.asarray(model.class_prior_, dtype=np.float64))
+    log_pi = np.log(np.asarray(model.subtype_prior_, dtype=np.float64))
+    log_v = np.log(np.asarray(model.subtype_confusion_, dtype=np.float64))
+    pair, post = np.empty(n, dtype=np.int64), np.empty((n, K))
+    counts, pair_counts = np.empty((J * K, K * M)), np.empty(K * M)
+    draws = {"tau": [], "pi": [], "v": []}
+    labels, proba_sum = [], np.zeros((n, K))
+    for sweep in range(n_burnin + n_samples * thin):
+        # (z, g) | τ, π, v: every item's pair, and the counts of the pairs
+        log_table = model._kernel_table(log_v).reshape(J * K, K * M)
+        kernels.gibbs_sweep(item_ptr, cell, (log_tau[:, None] + log_pi).ravel(), evidence,
+                            log_table, K, rng.random_sample(n), pair, post, counts, pair_counts)
+        # τ, π, v | z, g
+        tau_c, pi_c, v_c = conditional_concentrations(alpha, subtype_concentration, beta,
+                                                      pair_counts, counts)
+        log_tau = log_dirichlet(tau_c, rng)
+        log_pi = log_dirichlet(pi_c, rng)
+        log_v = log_dirichlet(v_c, rng)
+        if can_relabel:
+            a, b = rng.choice(K, size=2, replace=False)
+            ratio, perm = _log_prior_ratio_of_swap(log_tau, log_v, alpha, beta, a, b)
+            if np.log(rng.random_sample()) < ratio:
+                log_tau, log_pi, log_v = log_tau[perm], log_pi[perm], log_v[:, perm]
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            draws["tau"].append(np.exp(log_tau))
+            draws["pi"].append(np.exp(log_pi))
+            draws["v"].append(np.exp(log_v))
+            proba_sum += post
+            if keep_labels:
+                labels.append((pair // M).astype(np.int32))
+    tau, pi, v = (np.stack(draws[k]) for k in ("tau", "pi", "v"))
+    confusion = np.einsum("skm,sjkml->sjkl", pi, v)
+    samples = {
+        "class_prior_": tau,
+        "subtype_prior_": pi,
+        "subtype_confusion_": v,
+        "confusion_": confusion,
+        "rater_accuracy_": np.einsum("sjkk,sk->sj", confusion, tau),
+        # the draws are of τ, π and v themselves: a model at a draw
+        # predicts with them, not with the fit's Dirichlet posteriors
+        "class_posterior_": None,
+        "subtype_posterior_": None,
+        "rater_posterior_": None,
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)

@@ -25,7 +25,10 @@ fitted model:
     competences and spam distributions from their Beta and Dirichlet
     conditionals (Hovy et al. 2013); GLAD's moves the item difficulties,
     the classes and the abilities by Metropolis-within-Gibbs (Whitehill
-    et al. 2009); OrdinalMixture's draws the spam indicators and the
+    et al. 2009); EBCC's draws every item's (class, subtype) pair, then
+    the prevalence, subtype weights and raters' rows from their Dirichlet
+    conditionals (Li, Rubinstein & Cohn 2019); OrdinalMixture's draws the
+    spam indicators and the
     latent scores truncated to their ratings' bins, then the true values,
     the precisions, difficulties and reliabilities from their conjugate
     conditionals (Lakshminarayanan & Teh 2013);
@@ -80,6 +83,8 @@ __all__ = [
 #: ``sensitivity_``) are drawn too, so that tables read them consistently.
 GLOBAL_ATTRIBUTES = {
     "DawidSkene": ("class_prior_", "confusion_", "rater_accuracy_"),
+    "EBCC": ("class_prior_", "subtype_prior_", "subtype_confusion_", "confusion_",
+             "rater_accuracy_", "class_posterior_", "subtype_posterior_", "rater_posterior_"),
     "IRT3PL": ("class_prior_", "alpha_sens_", "alpha_spec_", "sensitivity_",
                "specificity_", "item_prior_"),
     "GLAD": ("class_prior_", "rater_ability_"),
@@ -1046,6 +1051,9 @@ def _bootstrap(model, data, n_samples, rng):
     Every rater stays in each refit (a rater none of whose items were
     drawn keeps its prior-only estimate), so draws line up with the fit's
     raters.  Known items (gold ``y``) keep their labels in every refit."""
+    if "warm_start" not in model.get_params():
+        raise ValueError(f"method='bootstrap' refits warm-started at the fit, which "
+                         f"{type(model).__name__} does not support; use method='gibbs'.")
     ratings = Ratings._from_sorted(data.item, data.rater, model.classes_[data.label],
                                    np.arange(data.n_items), model.rater_ids_)
     names = _attribute_names(model)
@@ -1068,14 +1076,23 @@ def _bootstrap(model, data, n_samples, rng):
     return {name: _stack(values) for name, values in draws.items()}
 
 
-_GIBBS = {"DawidSkene": _dawid_skene_gibbs, "IRT3PL": _irt_gibbs, "MACE": _mace_gibbs,
+def _ebcc_gibbs(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """EBCC's sampler, in its own module (``skcrowd._ebcc.gibbs_posterior``)."""
+    from ._ebcc import gibbs_posterior
+
+    return gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels)
+
+
+_GIBBS = {"DawidSkene": _dawid_skene_gibbs, "EBCC": _ebcc_gibbs,
+          "IRT3PL": _irt_gibbs, "MACE": _mace_gibbs,
           "GLAD": _glad_gibbs, "OrdinalMixture": _ordinal_gibbs,
           "PooledDawidSkene": pooled_posterior_chain}
 #: (burn-in sweeps, sweeps per kept draw) when not given: DawidSkene's
 #: chain mixes slowly when raters are close to guessing, and reaches its
 #: nominal coverage by simulation with thin=5 (it under-covers with thin=1;
 #: see doc/uncertainty.rst)
-_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "IRT3PL": (100, 1), "MACE": (200, 5),
+_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "EBCC": (200, 5),
+                   "IRT3PL": (100, 1), "MACE": (200, 5),
                    "GLAD": (200, 10), "OrdinalMixture": (200, 5),
                    "PooledDawidSkene": (200, 20)}
 
@@ -1112,7 +1129,7 @@ def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_
 
     Parameters
     ----------
-    model : DawidSkene, IRT3PL, GLAD, MACE or OrdinalMixture
+    model : DawidSkene, EBCC, IRT3PL, GLAD, MACE or OrdinalMixture
         A fitted model.
     X : array-like, sparse matrix, DataFrame or Ratings
         The ratings the model was fitted to, in any form ``fit`` takes.
@@ -1128,16 +1145,17 @@ def posterior_samples(model, X, n_samples=200, *, y=None, method="auto", random_
         Metropolis-within-Gibbs on its quadrature grid; GLAD:
         Metropolis-within-Gibbs over abilities, item difficulties and
         labels; OrdinalMixture: Gibbs sampling with the latent scores
-        drawn, ``link="ordinal"`` and ``difficulty`` None or ``"item"``);
-        ``"bootstrap"``: refits to items resampled with
+        drawn, ``link="ordinal"`` and ``difficulty`` None or ``"item"``;
+        EBCC: Gibbs sampling of (class, subtype) pairs and Dirichlet
+        conditionals); ``"bootstrap"``: refits to items resampled with
         replacement, warm-started at the fit (too narrow when raters have
-        few ratings).  ``"auto"``: Gibbs.
+        few ratings; not EBCC, which has no warm start).  ``"auto"``: Gibbs.
     random_state : int, RandomState instance or None, default=None
     n_burnin : int, default=None
         Gibbs sweeps discarded before the first draw (the chain starts at
         the fit); None: 200 (IRT3PL: 100).
     thin : int, default=None
-        Gibbs sweeps per kept draw; None: 5 for DawidSkene, MACE and
+        Gibbs sweeps per kept draw; None: 5 for DawidSkene, EBCC, MACE and
         OrdinalMixture, 10 for GLAD, 1 for IRT3PL, which cover at the nominal rates in
         simulation-based calibration (see :ref:`uncertainty`).
 

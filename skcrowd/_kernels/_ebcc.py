@@ -192,4 +192,91 @@ def dirichlet_terms(posterior, prior, expected_log):
     return kl
 
 
-__all__ = ["dirichlet_terms", "e_step", "joint_counts"]
+def gibbs_sweep_numpy(item_ptr, cell, log_prior, evidence, log_table, n_classes, uniforms,
+                      pair, posterior, counts, pair_counts):
+    """:func:`gibbs_sweep` in numpy: one sparse product over the ratings."""
+    n_items = posterior.shape[0]
+    n_cells, width = log_table.shape
+    n_subtypes = width // n_classes
+    ratings = _cell_matrix(item_ptr, cell, n_cells)
+    joint = np.asarray(ratings @ log_table).reshape(n_items, width)
+    joint += log_prior
+    if evidence.shape[0] > 0:
+        joint += np.repeat(evidence, n_subtypes, axis=1)
+    q, _ = normalize_log_rows_numpy(joint)
+    posterior[:] = q.reshape(n_items, n_classes, n_subtypes).sum(axis=2)
+    # inversion: the first pair whose cumulative probability passes u
+    below = np.cumsum(q, axis=1) <= uniforms[:, None]
+    pair[:] = np.minimum(below.sum(axis=1), width - 1)
+    drawn = csr_matrix((np.ones(n_items), pair.astype(np.int64), np.arange(n_items + 1)),
+                       shape=(n_items, width))
+    counts[:] = np.asarray((ratings.T @ drawn).todense())
+    pair_counts[:] = np.bincount(pair, minlength=width)
+
+
+@with_numpy_twin(gibbs_sweep_numpy, size=lambda item_ptr, cell, *rest: cell.shape[0])
+@jit
+def gibbs_sweep(item_ptr, cell, log_prior, evidence, log_table, n_classes, uniforms,
+                pair, posterior, counts, pair_counts):
+    """One pass of EBCC's Gibbs sampler over the items.
+
+    Item i's (class k, subtype m) pair is drawn from its full conditional
+    p(z_i = k, g_i = m | τ, π, v) ∝ τ_k π_km Π_n v_{j_n k m}[l_n] (the
+    generative model of Li et al. 2019): ``log_prior[k M + m]`` = log τ_k
+    + log π_km (+ the gold clamp ``evidence[i, k]``, 0 or -inf, when it
+    has rows) plus Σ_n ``log_table[cell_n, k M + m]`` = log v over the
+    item's ratings, normalised, and inverted at ``uniforms[i]`` into
+    ``pair[i]`` = k M + m.  ``posterior[i, k]`` = Σ_m of the conditional
+    (the item's class probabilities given the parameters: the
+    Rao-Blackwellised prediction); ``counts[cell, k M + m]`` counts the
+    ratings in each cell on items drawn in pair (k, m) and
+    ``pair_counts`` the items drawn in each pair: the sufficient
+    statistics of the Dirichlet conditionals.  Serial: one pass over the
+    ratings, outputs overwritten.
+    """
+    width = log_prior.shape[0]
+    n_subtypes = width // n_classes
+    clamped = evidence.shape[0] > 0
+    counts[:] = 0.0
+    pair_counts[:] = 0.0
+    row = np.empty(width)
+    for i in range(item_ptr.shape[0] - 1):
+        for t in range(width):
+            row[t] = log_prior[t]
+        if clamped:
+            for k in range(n_classes):
+                for m in range(n_subtypes):
+                    row[k * n_subtypes + m] += evidence[i, k]
+        for n in range(item_ptr[i], item_ptr[i + 1]):
+            r = cell[n]
+            for t in range(width):
+                row[t] += log_table[r, t]
+        top = -np.inf
+        for t in range(width):
+            if row[t] > top:
+                top = row[t]
+        total = 0.0
+        for t in range(width):
+            # every pair impossible: uniform, as the twin
+            row[t] = 1.0 if top == -np.inf else math.exp(row[t] - top)
+            total += row[t]
+        target = uniforms[i]
+        drawn = width - 1
+        running = 0.0
+        for t in range(width):
+            row[t] /= total
+            running += row[t]
+            if drawn == width - 1 and running > target:
+                drawn = t
+        for k in range(n_classes):
+            s = 0.0
+            for m in range(n_subtypes):
+                s += row[k * n_subtypes + m]
+            posterior[i, k] = s
+        pair[i] = drawn
+        pair_counts[drawn] += 1.0
+        for n in range(item_ptr[i], item_ptr[i + 1]):
+            counts[cell[n], drawn] += 1.0
+
+
+__all__ = ["dirichlet_terms", "e_step", "gibbs_sweep", "joint_counts"]
