@@ -1106,23 +1106,12 @@ def _patterns(data):
     code = rater.astype(np.int64) * 2 + label
     order = np.lexsort((code, item))
     code = code[order]
-    index = {}
-    of_item = np.empty(data.n_items, dtype=np.int64)
-    first = []
-    for i in range(data.n_items):
-        key = code[ptr[i]:ptr[i + 1]].tobytes()
-        p = index.get(key)
-        if p is None:
-            p = index[key] = len(first)
-            first.append(i)
-        of_item[i] = p
-    first = np.asarray(first, dtype=np.int64)
+    of_item, first = _group_sequences(code, ptr)
     lengths = ptr[first + 1] - ptr[first]
     pattern_ptr = np.zeros(len(first) + 1, dtype=np.int64)
     np.cumsum(lengths, out=pattern_ptr[1:])
-    take = np.concatenate([np.arange(ptr[i], ptr[i + 1]) for i in first]) if len(first) else np.zeros(0, np.int64)
-    take = take.astype(np.int64)
-    pcode = code[take] if len(take) else np.zeros(0, np.int64)
+    take = np.repeat(ptr[first] - pattern_ptr[:-1], lengths) + np.arange(pattern_ptr[-1])
+    pcode = code[take]
     result = {
         "n_patterns": len(first),
         "ptr": pattern_ptr,
@@ -1133,6 +1122,37 @@ def _patterns(data):
     }
     _PATTERNS[data] = result
     return result
+
+
+def _group_sequences(code, ptr):
+    """Items whose code sequences ``code[ptr[i]:ptr[i + 1]]`` are equal, as
+    ``(of_item, first)``: each item's group, the groups numbered in the
+    order of their first item, and that first item of each group.
+
+    Items of one length are compared as the rows of one matrix (the ratings
+    are stored once, whatever the longest item), so no loop runs over the
+    items."""
+    n_items = len(ptr) - 1
+    lengths = np.diff(ptr)
+    group = np.empty(n_items, dtype=np.int64)
+    first_of, n_groups = [], 0
+    for length in np.unique(lengths):
+        members = np.flatnonzero(lengths == length)
+        rows = code[ptr[members][:, None] + np.arange(length)]
+        # a stable sort of the rows: equal rows end up side by side, the
+        # first item of each run first
+        order = np.lexsort(rows.T[::-1]) if length else np.arange(len(members))
+        rows = rows[order]
+        starts = np.ones(len(members), dtype=bool)
+        starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        group[members[order]] = n_groups + np.cumsum(starts) - 1
+        first_of.append(members[order[starts]])
+        n_groups += int(starts.sum())
+    first_item = np.concatenate(first_of) if first_of else np.zeros(0, np.int64)
+    # number the groups by their first item, as a scan over the items would
+    rank = np.empty(n_groups, dtype=np.int64)
+    rank[np.argsort(first_item, kind="stable")] = np.arange(n_groups)
+    return rank[group], np.sort(first_item)
 
 
 @lru_cache(maxsize=32)

@@ -17,7 +17,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 
 import skcrowd
 from skcrowd import DawidSkene, IRT3PL, Ratings, lattice, lattice_grid
-from skcrowd._irt import LATTICE_TAGS, _patterns
+from skcrowd._irt import LATTICE_TAGS, _group_sequences, _patterns
 from skcrowd._kernels import _irt as kernels
 from skcrowd._kernels._config import kernel_path
 from skcrowd.datasets import load_caries, make_irt
@@ -346,6 +346,27 @@ def test_patterns_are_exact_compression(caries):
     assert item_ll.sum() == pytest.approx(
         sum(model.score_samples(caries[np.flatnonzero(pat["of_item"] == p)[:1]])[0]
             * pat["count"][p] for p in range(pat["n_patterns"])), rel=1e-12)
+
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_group_sequences_match_a_scan_over_the_items(seed):
+    # the reference: one pass over the items, a new group at each sequence
+    # not seen before (empty items form one group too)
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, rng.integers(1, 6), rng.integers(0, 80))
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    code = rng.integers(0, rng.integers(1, 5), ptr[-1]).astype(np.int64)
+    seen, of_item, first = {}, [], []
+    for i in range(len(lengths)):
+        key = tuple(code[ptr[i]:ptr[i + 1]])
+        if key not in seen:
+            seen[key] = len(first)
+            first.append(i)
+        of_item.append(seen[key])
+    got_of_item, got_first = _group_sequences(code, ptr)
+    np.testing.assert_array_equal(got_of_item, of_item)
+    np.testing.assert_array_equal(got_first, first)
 
 
 # -- quadrature -------------------------------------------------------------------
