@@ -294,6 +294,7 @@ class IRT3PL(PosteriorMixin, WarmStartMixin, CrowdModel):
     _supports_dask = True
     _rater_params = ("alpha_sens", "alpha_spec")
     _shared_params = ("prior", "hyper")
+    _warm_params_complete = True
 
     def __init__(
         self,
@@ -478,6 +479,11 @@ class IRT3PL(PosteriorMixin, WarmStartMixin, CrowdModel):
             for name in (*self._rater_params, "prior"):
                 params[name] = cold[name]
         return params
+
+    def _warm_extra_params(self, data):
+        # the path choice, as the cold start makes it: a warm start that
+        # knows every rater needs no Dawid-Skene fit for its start
+        return {"numpy": self._numpy_path(data)}
 
     def _dawid_skene_start(self, data, mode):
         from ._dawid_skene import DawidSkene

@@ -32,9 +32,9 @@ class WarmStartMixin:
     #: and of those shared by every rater: what a warm start carries over
     _rater_params = ()
     _shared_params = ()
-    #: whether the rater and shared parameters are all of a start's
-    #: parameters (then a warm start that knows every rater needs no cold
-    #: start)
+    #: whether the rater and shared parameters, with
+    #: :meth:`_warm_extra_params`, are all of a start's parameters (then a
+    #: warm start that knows every rater needs no cold start)
     _warm_params_complete = False
 
     def _start_state(self, init_params):
@@ -106,7 +106,8 @@ class WarmStartMixin:
             params = {name: np.array(start["params"][name][before], dtype=np.float64)
                       for name in self._rater_params}
             return dict(params, **{name: start["params"][name]
-                                   for name in self._shared_params})
+                                   for name in self._shared_params},
+                        **self._warm_extra_params(data))
         params = dict(self._new_rater_params(data, self._init_params(data, rng, 0)))
         for name in self._rater_params:
             rows = np.array(params[name], dtype=np.float64, copy=True)
@@ -115,6 +116,11 @@ class WarmStartMixin:
         for name in self._shared_params:
             params[name] = start["params"][name]
         return params
+
+    def _warm_extra_params(self, data):
+        """The start's parameters that are neither the raters' nor shared,
+        for a warm start that knows every rater (hook; default: none)."""
+        return {}
 
     def _new_rater_params(self, data, params):
         """The parameters of raters that an earlier fit has not seen (hook;
