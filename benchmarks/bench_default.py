@@ -7,6 +7,7 @@ that reproduce the known failures of single models, and on the shipped sets.
     python benchmarks/bench_default.py --only cost      # AutoCrowd's cost / DawidSkene's
     python benchmarks/bench_default.py --only mace      # MACE on imbalanced crowds
     python benchmarks/bench_default.py --only candidates  # which models could join
+    python benchmarks/bench_default.py --only random    # crowds drawn at random
 
 caries has no gold: it is in the cost table only.
 
@@ -138,6 +139,54 @@ def dawid_skene(seed, small=False):
     data = make_dawid_skene(400 if small else 1500, 30, 5, 3, accuracy=(0.6, 0.95),
                             random_state=seed)
     return data.ratings, data.true_labels
+
+
+def random_crowd(seed):
+    """A crowd with every property drawn at random (none of the crowds the
+    rule was designed on): classes, items, ratings per item, how many
+    raters and how unevenly active, prevalence, each rater's confusion,
+    spammers and item difficulty.  Returns ``(Ratings, truth, description)``."""
+    rng = np.random.default_rng(1000 + seed)
+    K = int(rng.choice([2, 2, 2, 3, 4, 5, 8]))
+    n_items = int(rng.integers(300, 2001))
+    per_item = int(rng.integers(2, 9))
+    # few busy raters, or many raters with a handful of ratings each
+    n_raters = int(rng.choice([rng.integers(max(per_item, 8), 60),
+                               rng.integers(n_items // 10, n_items + 1)]))
+    n_raters = max(n_raters, per_item)
+    activity = 1.0 / np.arange(1, n_raters + 1) ** rng.uniform(0.0, 1.0)
+    activity = rng.permutation(activity / activity.sum())
+    prevalence = rng.dirichlet(np.full(K, rng.choice([0.5, 1.0, 5.0])))
+    prevalence = (prevalence + 0.01) / (1 + 0.01 * K)
+    truth = rng.choice(K, n_items, p=prevalence)
+    # each rater: right with probability `accuracy`; a wrong answer from a
+    # row of its own (class-dependent confusion) or, with one coin, uniform
+    one_coin = rng.random() < 0.5
+    accuracy = rng.uniform(rng.uniform(1.0 / K, 0.6), rng.uniform(0.75, 0.98), (n_raters, K))
+    if one_coin:
+        accuracy[:] = accuracy[:, :1]
+    wrong = rng.dirichlet(np.full(K - 1, 1.0 if not one_coin else 50.0), (n_raters, K))
+    spam_share = rng.choice([0.0, rng.uniform(0.05, 0.35)])
+    spammer = rng.random(n_raters) < spam_share
+    spam_row = rng.dirichlet(np.full(K, 1.0), n_raters)
+    hard = rng.uniform(0.3, 2.0) if rng.random() < 0.35 else 0.0
+    item_hardness = rng.normal(0.0, 1.0, n_items) * hard
+    item = np.repeat(np.arange(n_items), per_item)
+    rater = np.concatenate([rng.choice(n_raters, per_item, replace=False, p=activity)
+                            for _ in range(n_items)])
+    z = truth[item]
+    acc = accuracy[rater, z]
+    # item difficulty on the log-odds of being right
+    logit = np.log(acc / (1 - acc)) - item_hardness[item]
+    right = rng.random(item.size) < 1 / (1 + np.exp(-logit))
+    offset = np.array([rng.choice(K - 1, p=wrong[j, k]) for j, k in zip(rater, z)])
+    label = np.where(right, z, (z + 1 + offset) % K)
+    spam = spammer[rater]
+    label[spam] = [rng.choice(K, p=spam_row[j]) for j in rater[spam]]
+    description = (f"K={K} items={n_items} per_item={per_item} raters={n_raters} "
+                   f"max_prev={prevalence.max():.2f} one_coin={int(one_coin)} "
+                   f"spam={spam_share:.2f} hard={hard:.2f}")
+    return _ratings(item, rater, label, n_items), truth, description
 
 
 CROWDS = {"sparse": sparse_raters, "many_classes": many_classes, "imbalanced": imbalanced,
@@ -454,10 +503,40 @@ def run_candidates(seeds, only=None):
         print(f"| {group} | " + " | ".join(cells) + " |")
 
 
+def run_random(n_crowds):
+    """AutoCrowd on crowds with every property drawn at random: its choice
+    against the best of its own candidates (chosen with the truth) and
+    majority vote."""
+    print(f"\n## Random crowds ({n_crowds}): AutoCrowd's choice against the best "
+          "of its candidates, accuracy on every item")
+    print("| crowd | chose | best candidate | Auto - best | Auto - MV | described |")
+    print("|---|---|---|---|---|---|")
+    gaps, over_mv = [], []
+    for seed in range(n_crowds):
+        R, truth, description = random_crowd(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            auto = AutoCrowd(random_state=0).fit(R)
+        acc = {name: float(np.mean(model.predict(R) == truth))
+               for name, model in auto.estimators_.items()}
+        best = max(acc, key=acc.get)
+        gaps.append(100 * (acc[auto.selected_] - acc[best]))
+        over_mv.append(100 * (acc[auto.selected_] - acc["MajorityVote"]))
+        print(f"| {seed} | {auto.selected_} | {best} {acc[best]:.4f} | {gaps[-1]:+.1f} | "
+              f"{over_mv[-1]:+.1f} | {description} |", flush=True)
+    gaps, over_mv = np.array(gaps), np.array(over_mv)
+    print(f"within 1 point of the best candidate: {np.sum(gaps >= -1)} / {n_crowds}; "
+          f"mean gap {gaps.mean():+.2f}, worst {gaps.min():+.1f}; below majority vote by "
+          f"more than 1 point: {np.sum(over_mv < -1)}; mean over majority vote "
+          f"{over_mv.mean():+.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", choices=("synthetic", "shipped", "cost", "mace",
-                                           "candidates"))
+                                           "candidates", "random"))
+    parser.add_argument("--n-crowds", type=int, default=60,
+                        help="--only random: how many random crowds")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--crowd", action="append", choices=list(CROWDS),
                         help="only these synthetic crowds (repeatable)")
@@ -485,6 +564,8 @@ def main():
         run_cost()
     if args.only == "candidates":
         run_candidates(seeds, args.crowd)
+    if args.only == "random":
+        run_random(args.n_crowds)
 
 
 if __name__ == "__main__":
