@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from skcrowd import (GLAD, IRT3PL, MACE, AutoCrowd, DawidSkene,  # noqa: E402
                      MajorityVote, PooledDawidSkene, Ratings)
-from skcrowd._auto import default_candidates  # noqa: E402
+from skcrowd._auto import FOLLOWS_RATERS, default_candidates  # noqa: E402
 from skcrowd.datasets import (load_bluebirds, load_caries, load_dog,  # noqa: E402
                               load_rte, load_web, make_dawid_skene, make_irt)
 
@@ -426,17 +426,17 @@ EXTRA = {"PooledDawidSkene": lambda K: PooledDawidSkene(), "GLAD": lambda K: GLA
 
 def _choice(row, names):
     """AutoCrowd's rule over the candidates ``names`` of a study row: the
-    likeliest held-out whose kappa with majority vote is at least half the
-    highest."""
+    likeliest held-out whose labels are the clear majority's on at least
+    FOLLOWS_RATERS of the items that have one."""
     names = [n for n in names if n in row["cv"]]
-    floor = 0.5 * max(row["kappa"][n] for n in names)
-    return max((n for n in names if row["kappa"][n] >= floor), key=row["cv"].get)
+    eligible = [n for n in names if row["agreement"][n] >= FOLLOWS_RATERS] or names
+    return max(eligible, key=row["cv"].get)
 
 
 def study(R, truth, mask):
     """Every default candidate and every model of EXTRA scored as AutoCrowd
-    scores its candidates: held-out log likelihood, kappa with majority
-    vote, accuracy, and the CPU time of its fit over one DawidSkene fit."""
+    scores its candidates: held-out log likelihood, agreement with the
+    clear majorities, accuracy, and the CPU time of its fit over one DawidSkene fit."""
     n_classes = len(np.unique(R.label))
     candidates = default_candidates(0, n_classes)
     for name, make in EXTRA.items():
@@ -454,12 +454,12 @@ def study(R, truth, mask):
             cost[name] = _timed(lambda: model.fit(R), 1)[1] / ds
     accuracy = {name: float(np.mean(np.asarray(m.predict(R))[mask] == truth[mask]))
                 for name, m in auto.estimators_.items()}
-    return {"cv": auto.cv_scores_, "kappa": auto.agreement_, "acc": accuracy, "cost": cost}
+    return {"cv": auto.cv_scores_, "agreement": auto.agreement_, "acc": accuracy, "cost": cost}
 
 
 def run_candidates(seeds, only=None):
-    print("\n## Candidates: held-out log likelihood per item, kappa with majority vote, "
-          "accuracy, CPU of one fit over one DawidSkene fit")
+    print("\n## Candidates: held-out log likelihood per item, agreement with the clear "
+          "majorities, accuracy, CPU of one fit over one DawidSkene fit")
     rows = {}
     for crowd_name, crowd in CROWDS.items():
         if only and crowd_name not in only:
@@ -472,11 +472,11 @@ def run_candidates(seeds, only=None):
         bunch = load()
         gold = np.asarray(bunch.gold, dtype=np.float64)
         rows[name] = study(bunch.ratings, gold, ~np.isnan(gold))
-    print("\n| data | model | held-out | kappa | accuracy | fit cost |")
+    print("\n| data | model | held-out | agreement | accuracy | fit cost |")
     print("|---|---|---|---|---|---|")
     for key, row in rows.items():
         for name in row["cv"]:
-            print(f"| {key} | {name} | {row['cv'][name]:.4f} | {row['kappa'][name]:.3f} | "
+            print(f"| {key} | {name} | {row['cv'][name]:.4f} | {row['agreement'][name]:.3f} | "
                   f"{row['acc'][name]:.4f} | {row['cost'][name]:.1f} |")
     # every default candidate (a row without one, the item-difficulty
     # model of two classes, skips it)

@@ -13,7 +13,7 @@ from ._base import CrowdEstimator
 from ._baselines import MajorityVote
 from ._dawid_skene import DawidSkene
 from ._mace import MACE
-from ._held_out import held_out_scores, majority_labels
+from ._held_out import held_out_scores, majority_posterior
 from ._irt import IRT3PL
 
 __all__ = ["AutoCrowd"]
@@ -21,6 +21,16 @@ __all__ = ["AutoCrowd"]
 #: EM passes of an iterative candidate's fold fit, started from its fit on
 #: all the items (see ``_held_out.py``)
 FOLD_PASSES = 4
+
+#: an item's raters say a class clearly when majority vote's model
+#: (identical raters) gives it at least this posterior probability
+CLEAR_MAJORITY = 0.99
+
+#: a candidate is eligible when its label is the clear majority's on at
+#: least this share of the items that have one: labels that follow the
+#: raters, if not everywhere (labels independent of them agree on about
+#: half the binary items)
+FOLLOWS_RATERS = 0.75
 
 
 def default_candidates(random_state=None, n_classes=None):
@@ -66,8 +76,9 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
     about the truth: a model can describe the raters better with labels
     that follow something else than what the raters agree on (raters in
     consistent camps, "schools of thought").  So a candidate is eligible
-    only if its labels agree with majority vote, beyond chance (Cohen's
-    kappa), at least half as well as the most agreeing candidate does.
+    only if its label is the raters' on at least three in four of the
+    items where they say a class clearly (majority vote's model of
+    identical raters gives it a posterior of at least 0.99).
     See :ref:`which_model` for the rule and its measured accuracy.
 
     Parameters
@@ -106,7 +117,8 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         Held-out log likelihood per item of each candidate (NaN without
         folds).
     agreement_ : dict of {str: float}
-        Cohen's kappa between each candidate's labels and majority vote.
+        Share of the items with a clear majority on which each candidate's
+        label is that majority's class (1.0 when no item has one).
     eligible_ : list of str
         The candidates that passed the agreement guard.
     classes_, n_features_in_, rater_ids_
@@ -195,9 +207,8 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         if data is None:
             encoder = MajorityVote(classes=first.classes_)
             data = encoder._fit(X, y)[0]
-        majority = majority_labels(first, data)
-        self.agreement_ = {name: _kappa(labels[name], majority)
-                           for name in fitted}
+        self.agreement_ = _clear_majority_agreement(labels, majority_posterior(first, data),
+                                                    first.classes_)
         item_scores = self._held_out_scores(data, y, fitted, encoder)
         self.cv_scores_ = {name: float(np.mean(v)) for name, v in item_scores.items()}
         self.selected_ = self._choose(item_scores)
@@ -232,8 +243,9 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
     def _choose(self, item_scores):
         """The eligible candidate with the highest held-out likelihood (the
         first eligible one when there were too few items for folds)."""
-        floor = 0.5 * max(self.agreement_.values())
-        self.eligible_ = [name for name in item_scores if self.agreement_[name] >= floor]
+        self.eligible_ = ([name for name in item_scores
+                           if self.agreement_[name] >= FOLLOWS_RATERS]
+                          or list(item_scores))
         if np.isnan(item_scores[self.eligible_[0]]).any():
             return self.eligible_[0]
         return max(self.eligible_, key=lambda name: item_scores[name].mean())
@@ -309,14 +321,18 @@ def _gold_array(y, item_ids):
     return np.asarray(y, dtype=object)
 
 
-def _kappa(labels, reference):
-    """Cohen's kappa between two labellings of the same items."""
-    _, codes = np.unique(np.concatenate([np.asarray(labels, dtype=object),
-                                         np.asarray(reference, dtype=object)]),
-                         return_inverse=True)
-    a, b = codes[:len(labels)], codes[len(labels):]
-    K = int(codes.max()) + 1
-    joint = np.bincount(a * K + b, minlength=K * K).reshape(K, K) / len(a)
-    chance = joint.sum(axis=1) @ joint.sum(axis=0)
-    observed = np.trace(joint)
-    return 1.0 if chance >= 1 else float((observed - chance) / (1 - chance))
+def _clear_majority_agreement(labels, posterior, classes):
+    """For each candidate's labels, the share of the items whose raters say
+    a class clearly (``posterior`` at least :data:`CLEAR_MAJORITY`) on
+    which its label is that class; 1.0 when no item has a clear majority.
+
+    Not Cohen's kappa against majority vote's labels: with two or three
+    ratings per item many items are ties, which a vote breaks arbitrarily,
+    and at a skewed prevalence kappa is near 0 for a labelling that is
+    right on nearly every item (a constant one has kappa 0)."""
+    clear = posterior.max(axis=1) >= CLEAR_MAJORITY
+    if not clear.any():
+        return {name: 1.0 for name in labels}
+    majority = np.asarray(classes)[posterior[clear].argmax(axis=1)]
+    return {name: float(np.mean(np.asarray(labels[name])[clear] == majority))
+            for name in labels}

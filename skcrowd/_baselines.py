@@ -86,15 +86,20 @@ class MajorityVote(CrowdEstimator):
     def _rater_diagnostics(self):
         return {"agreement": self.rater_agreement_}
 
-    def _items_from_counts(self, counts):
+    def _log_joint(self, counts):
+        """log π_k a^{c_k} ((1 - a)/(K - 1))^{n - c_k} of each item and class
+        k: the identical raters' model, from the items' vote counts."""
         n_votes = counts.sum(axis=1, keepdims=True)
-        proba = np.where(n_votes > 0, counts / np.maximum(n_votes, 1), self.class_prior_)
         K = len(self.classes_)
-        # log Σ_k π_k a^{c_k} ((1 - a)/(K - 1))^{n - c_k}: identical raters.
         log_right = np.log(self.accuracy_)
         # With one class every rating is right: the wrong term never counts.
         log_wrong = np.log1p(-self.accuracy_) - np.log(K - 1) if K > 1 else 0.0
-        terms = np.log(self.class_prior_) + counts * log_right + (n_votes - counts) * log_wrong
+        return np.log(self.class_prior_) + counts * log_right + (n_votes - counts) * log_wrong
+
+    def _items_from_counts(self, counts):
+        n_votes = counts.sum(axis=1, keepdims=True)
+        proba = np.where(n_votes > 0, counts / np.maximum(n_votes, 1), self.class_prior_)
+        terms = self._log_joint(counts)
         top = terms.max(axis=1, keepdims=True)
         loglik = (top + np.log(np.exp(terms - top).sum(axis=1, keepdims=True))).ravel()
         return {"proba": proba, "loglik": loglik}

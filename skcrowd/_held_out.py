@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ._base import CrowdEstimator, CrowdModel
 from ._ratings import RatingData
 
-__all__ = ["held_out_scores", "majority_labels", "take_items"]
+__all__ = ["held_out_scores", "majority_posterior", "take_items"]
 
 
 def take_items(data, rows, gold=True):
@@ -98,12 +98,18 @@ def held_out_scores(fitted, data, reference, splits, n_passes, refit):
     return scores
 
 
-def majority_labels(reference, data):
-    """Majority vote's labels of the encoded items ``data`` (known items at
-    their known class), on the classes of the fitted ``reference``."""
+def majority_posterior(reference, data):
+    """Each encoded item's posterior over the classes of the fitted
+    ``reference`` under majority vote's model (identical raters, right with
+    the share of ratings that agree with their item's majority), known
+    items at their known class: how clearly the raters say one class."""
     from ._baselines import MajorityVote
 
     vote = MajorityVote(classes=reference.classes_)
     vote.classes_ = reference.classes_
-    items = vote._clamp(data, vote._fit_encoded(data))
-    return np.asarray(vote._predict_from_items(items))
+    vote._fit_encoded(data)
+    log_joint = vote._log_joint(vote._vote_shares(data))
+    log_joint -= log_joint.max(axis=1, keepdims=True)
+    posterior = np.exp(log_joint)
+    posterior /= posterior.sum(axis=1, keepdims=True)
+    return vote._clamp(data, {"proba": posterior})["proba"]

@@ -9,7 +9,7 @@ from sklearn.model_selection import KFold
 
 from skcrowd import AutoCrowd, DawidSkene, MajorityVote
 from skcrowd._auto import FOLD_PASSES
-from skcrowd._held_out import held_out_scores, majority_labels, take_items
+from skcrowd._held_out import held_out_scores, majority_posterior, take_items
 from skcrowd.datasets import load_rte
 
 
@@ -105,10 +105,31 @@ def test_fold_fits_pass_over_the_ratings_a_bounded_number_of_times(rte, monkeypa
     assert full_fit.n_iter_ > FOLD_PASSES  # the fold fits are shorter than a fit
 
 
-def test_majority_labels_match_the_estimator(rte):
+def test_majority_posterior_is_identical_raters_bayes(rte):
+    # p(k | votes) ∝ π_k a^{c_k} ((1 - a) / (K - 1))^{n - c_k}, with majority
+    # vote's fitted prevalence and accuracy
     model = DawidSkene().fit(rte)
-    np.testing.assert_array_equal(majority_labels(model, _encoded(model, rte)),
-                                  MajorityVote().fit_predict(rte))
+    posterior = majority_posterior(model, _encoded(model, rte))
+    vote = MajorityVote().fit(rte)
+    position = {item: i for i, item in enumerate(rte.item_ids)}
+    items = np.array([position[item] for item in rte.item])
+    counts = np.stack([np.bincount(items, weights=rte.label == k, minlength=len(rte))
+                       for k in vote.classes_], axis=1)
+    a, K = vote.accuracy_, len(vote.classes_)
+    joint = vote.class_prior_ * a ** counts * ((1 - a) / (K - 1)) ** (counts.sum(1, keepdims=True)
+                                                                    - counts)
+    np.testing.assert_allclose(posterior, joint / joint.sum(axis=1, keepdims=True), rtol=1e-10)
+
+
+def test_majority_posterior_holds_known_items_at_their_class(rte):
+    known = [0, 1, 1, 0, 1]
+    y = np.array(known + [None] * (len(rte) - 5), dtype=object)
+    model = DawidSkene()
+    model._validate_params()
+    data, _ = model._fit(rte, y)
+    posterior = majority_posterior(model, data)
+    np.testing.assert_array_equal(posterior[:5], np.eye(2)[known])
+    assert posterior[5:].min() < 0.99  # the others are not all certain
 
 
 def test_candidates_with_other_classes_are_scored_on_their_own_encoding(rte):
