@@ -8,6 +8,7 @@ that reproduce the known failures of single models, and on the shipped sets.
     python benchmarks/bench_default.py --only mace      # MACE on imbalanced crowds
     python benchmarks/bench_default.py --only candidates  # which models could join
     python benchmarks/bench_default.py --only random    # crowds drawn at random
+    python benchmarks/bench_default.py --only random --all-models  # and every model
 
 caries has no gold: it is in the cost table only.
 
@@ -46,7 +47,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from skcrowd import (GLAD, IRT3PL, MACE, AutoCrowd, DawidSkene,  # noqa: E402
+from skcrowd import (EBCC, GLAD, IRT3PL, MACE, AutoCrowd, DawidSkene,  # noqa: E402
                      MajorityVote, PooledDawidSkene, Ratings)
 from skcrowd._auto import FOLLOWS_RATERS, default_candidates  # noqa: E402
 from skcrowd.datasets import (load_bluebirds, load_caries, load_dog,  # noqa: E402
@@ -503,32 +504,106 @@ def run_candidates(seeds, only=None):
         print(f"| {group} | " + " | ".join(cells) + " |")
 
 
-def run_random(n_crowds):
+def _kappa(labels, reference):
+    """Cohen's kappa between two labellings of the same items."""
+    _, codes = np.unique(np.concatenate([np.asarray(labels, dtype=np.float64),
+                                         np.asarray(reference, dtype=np.float64)]),
+                         return_inverse=True)
+    a, b = codes[:len(labels)], codes[len(labels):]
+    K = int(codes.max()) + 1
+    joint = np.bincount(a * K + b, minlength=K * K).reshape(K, K) / len(a)
+    chance = joint.sum(axis=1) @ joint.sum(axis=0)
+    return 1.0 if chance >= 1 else float((np.trace(joint) - chance) / (1 - chance))
+
+
+#: the models beside AutoCrowd's candidates in ``--only random --all-models``
+OTHER_MODELS = {"PooledDawidSkene": lambda: PooledDawidSkene(), "GLAD": lambda: GLAD(),
+                "EBCC": lambda: EBCC(random_state=0)}
+
+
+def run_random(n_crowds, all_models=False):
     """AutoCrowd on crowds with every property drawn at random: its choice
     against the best of its own candidates (chosen with the truth) and
-    majority vote."""
+    majority vote; and the same choice with a guard by Cohen's kappa with
+    majority vote's labels (eligible at half the highest kappa).  With
+    ``all_models``, every other skcrowd model is fitted and scored beside
+    the candidates (as candidates of one AutoCrowd, so the default rule is
+    the rule over the default candidates): each model alone, the rule,
+    and the rule with EBCC as a candidate, against the best of them all."""
     print(f"\n## Random crowds ({n_crowds}): AutoCrowd's choice against the best "
           "of its candidates, accuracy on every item")
     print("| crowd | chose | best candidate | Auto - best | Auto - MV | described |")
     print("|---|---|---|---|---|---|")
-    gaps, over_mv = [], []
+    rows = []
     for seed in range(n_crowds):
         R, truth, description = random_crowd(seed)
+        K = len(np.unique(R.label))
+        candidates = default_candidates(0, K)
+        default = list(candidates)
+        if all_models:
+            candidates.update({name: make() for name, make in OTHER_MODELS.items()})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            auto = AutoCrowd(random_state=0).fit(R)
-        acc = {name: float(np.mean(model.predict(R) == truth))
-               for name, model in auto.estimators_.items()}
-        best = max(acc, key=acc.get)
-        gaps.append(100 * (acc[auto.selected_] - acc[best]))
-        over_mv.append(100 * (acc[auto.selected_] - acc["MajorityVote"]))
-        print(f"| {seed} | {auto.selected_} | {best} {acc[best]:.4f} | {gaps[-1]:+.1f} | "
-              f"{over_mv[-1]:+.1f} | {description} |", flush=True)
-    gaps, over_mv = np.array(gaps), np.array(over_mv)
-    print(f"within 1 point of the best candidate: {np.sum(gaps >= -1)} / {n_crowds}; "
-          f"mean gap {gaps.mean():+.2f}, worst {gaps.min():+.1f}; below majority vote by "
-          f"more than 1 point: {np.sum(over_mv < -1)}; mean over majority vote "
-          f"{over_mv.mean():+.2f}")
+            auto = AutoCrowd(candidates=candidates, random_state=0).fit(R)
+        labels = {name: model.predict(R) for name, model in auto.estimators_.items()}
+        acc = {name: float(np.mean(lab == truth)) for name, lab in labels.items()}
+        kappa = {name: _kappa(lab, labels["MajorityVote"]) for name, lab in labels.items()}
+        row = {"cv": auto.cv_scores_, "agreement": auto.agreement_, "kappa": kappa,
+               "acc": acc, "default": default}
+        rows.append(row)
+        chosen = _choice(row, default)
+        best = max((n for n in default), key=acc.get)
+        print(f"| {seed} | {chosen} | {best} {acc[best]:.4f} | "
+              f"{100 * (acc[chosen] - acc[best]):+.1f} | "
+              f"{100 * (acc[chosen] - acc['MajorityVote']):+.1f} | {description} |",
+              flush=True)
+
+    def by_kappa(row, names):
+        floor = 0.5 * max(row["kappa"][n] for n in names)
+        return max((n for n in names if row["kappa"][n] >= floor), key=row["cv"].get)
+
+    def summary(label, choose, among):
+        gaps, over_mv, accuracy = [], [], []
+        for row in rows:
+            names = [n for n in among(row) if n in row["acc"]]
+            best = max(row["acc"][n] for n in names)
+            pick = choose(row)
+            gaps.append(100 * (row["acc"][pick] - best))
+            over_mv.append(100 * (row["acc"][pick] - row["acc"]["MajorityVote"]))
+            accuracy.append(row["acc"][pick])
+        gaps, over_mv = np.array(gaps), np.array(over_mv)
+        print(f"| {label} | {np.mean(accuracy):.4f} | {np.sum(gaps >= -1)} / {len(rows)} | "
+              f"{gaps.mean():+.2f} | {gaps.min():+.1f} | {np.sum(over_mv < -1)} | "
+              f"{over_mv.mean():+.2f} |")
+
+    header = ("| method | mean accuracy | within 1 point of best | mean gap | worst crowd | "
+              "below majority vote by over 1 point | mean over majority vote |")
+    print("\nAgainst the best of AutoCrowd's candidates:\n" + header)
+    print("|---" * 7 + "|")
+    summary("AutoCrowd (the rule)", lambda r: _choice(r, r["default"]), lambda r: r["default"])
+    summary("guard by kappa, half the highest", lambda r: by_kappa(r, r["default"]),
+            lambda r: r["default"])
+    if not all_models:
+        return
+    print("\nAgainst the best of every skcrowd model:\n" + header)
+    print("|---" * 7 + "|")
+    summary("AutoCrowd (the rule)", lambda r: _choice(r, r["default"]), lambda r: r["acc"])
+    summary("AutoCrowd with EBCC as a candidate",
+            lambda r: _choice(r, r["default"] + ["EBCC"]), lambda r: r["acc"])
+    summary("AutoCrowd with PooledDawidSkene as a candidate",
+            lambda r: _choice(r, r["default"] + ["PooledDawidSkene"]), lambda r: r["acc"])
+    names = list(dict.fromkeys(n for row in rows for n in row["acc"]))
+    for name in names:
+        kept = [row for row in rows if name in row["acc"]]
+        gaps = np.array([100 * (row["acc"][name] - max(row["acc"].values())) for row in kept])
+        over_mv = np.array([100 * (row["acc"][name] - row["acc"]["MajorityVote"])
+                            for row in kept])
+        print(f"| {name} | {np.mean([row['acc'][name] for row in kept]):.4f} | "
+              f"{np.sum(gaps >= -1)} / {len(kept)} | {gaps.mean():+.2f} | {gaps.min():+.1f} | "
+              f"{np.sum(over_mv < -1)} | {over_mv.mean():+.2f} |")
+    print(f"| the best of every model on each crowd | "
+          f"{np.mean([max(row['acc'].values()) for row in rows]):.4f} | {len(rows)} / "
+          f"{len(rows)} | 0 | 0 | | |")
 
 
 def main():
@@ -537,6 +612,9 @@ def main():
                                            "candidates", "random"))
     parser.add_argument("--n-crowds", type=int, default=60,
                         help="--only random: how many random crowds")
+    parser.add_argument("--all-models", action="store_true",
+                        help="--only random: every other skcrowd model beside the "
+                             "candidates")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--crowd", action="append", choices=list(CROWDS),
                         help="only these synthetic crowds (repeatable)")
@@ -565,7 +643,7 @@ def main():
     if args.only == "candidates":
         run_candidates(seeds, args.crowd)
     if args.only == "random":
-        run_random(args.n_crowds)
+        run_random(args.n_crowds, args.all_models)
 
 
 if __name__ == "__main__":
