@@ -361,6 +361,20 @@ def _timed(fit, repeats):
     return best
 
 
+def large_binary(seed):
+    """100,000 binary ratings: 20,000 items, 100 one-coin raters 0.6-0.95
+    right, 5 ratings per item, 60% prevalence."""
+    rng = np.random.default_rng(seed)
+    n_items, n_raters, per_item = 20_000, 100, 5
+    truth = (rng.random(n_items) < 0.6).astype(np.int64)
+    accuracy = rng.uniform(0.6, 0.95, n_raters)
+    item = np.repeat(np.arange(n_items), per_item)
+    rater = np.concatenate([rng.choice(n_raters, per_item, replace=False)
+                            for _ in range(n_items)])
+    right = rng.random(item.size) < accuracy[rater]
+    return _ratings(item, rater, np.where(right, truth[item], 1 - truth[item]), n_items)
+
+
 def run_cost(repeats=5):
     print("\n## Cost: AutoCrowd's fit against one DawidSkene fit (defaults), best of",
           repeats)
@@ -374,6 +388,7 @@ def run_cost(repeats=5):
     data["many_classes (synthetic)"] = many_classes(0)[0]
     # the crowd where one DawidSkene fit converges in 3 passes
     data["schools (synthetic)"] = schools(1)[0]
+    data["100,000 binary ratings (synthetic)"] = large_binary(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, R in data.items():
