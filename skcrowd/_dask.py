@@ -35,6 +35,7 @@ fit that cannot go on (its client closed, no worker left) raises a
 RuntimeError instead of waiting.
 """
 
+import asyncio
 import contextlib
 import functools
 import threading
@@ -505,6 +506,24 @@ def _await(client, futures):
             idle_since = _check_cluster(client, idle_since)
 
 
+def _fetch(client, futures):
+    """The results of ``futures`` once they are done (:func:`_await`).
+
+    A result can be lost after its task finished: its worker left before
+    the result was fetched.  Dask then computes the task again, and
+    ``client.gather`` would wait for that forever on a cluster left
+    without workers; here each attempt to fetch is bounded, and between
+    attempts the cluster is checked as :func:`_await` does."""
+    idle_since = None
+    while True:
+        _await(client, futures)
+        try:
+            # Client.gather has no timeout; its coroutine, run with one
+            return client.sync(client._gather, futures, callback_timeout=POLL_SECONDS)
+        except (TimeoutError, asyncio.TimeoutError):  # (the same from Python 3.11)
+            idle_since = _check_cluster(client, idle_since)
+
+
 def _cluster_failure(error):
     """The RuntimeError for ``error`` when it is the cluster's own (a closed
     client or scheduler, cancelled tasks, a lost connection, a task that
@@ -543,8 +562,7 @@ def _gather(client, futures, also=()):
     task failed, ``futures`` and ``also`` (what they were computed from) are
     released before the error is raised (:func:`_released_on_error`)."""
     with _released_on_error([*futures, *also]):
-        _await(client, futures)
-        return client.gather(futures)
+        return _fetch(client, futures)
 
 
 def dask_data(data):
@@ -658,7 +676,7 @@ class DaskRatingData:
         with _released_on_error([params, *steps, *reduced]):
             _await(client, futures)
             ready = perf_counter()
-            result = client.gather(futures)[0]
+            result = _fetch(client, futures)[0]
         end = perf_counter()
         compute = sum(stats.pop("_seconds") for stats in result.values())
         self.iterations.append({"wall": end - start, "compute": compute,

@@ -200,6 +200,28 @@ def test_a_cluster_closed_during_the_fit_is_an_error_within_a_minute():
     assert outcome["ended"] - closed < 60
 
 
+def test_a_result_lost_with_its_worker_is_an_error_not_a_wait(monkeypatch):
+    """A task done, its worker gone before the result was fetched: Dask
+    computes the task again, so with no worker left ``client.gather`` waits
+    for ever (a fit's iteration hung so, one run in a few under load); the
+    fit's fetch stops with the cluster's error instead."""
+    monkeypatch.setattr(_dask, "NO_WORKERS_TIMEOUT", 3.0)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:
+        with distributed.Client(cluster) as client:
+            future = client.submit(np.arange, 10, pure=False)
+            distributed.wait(future)
+            cluster.scale(0)
+            deadline = time.perf_counter() + 60
+            while client.nthreads() and time.perf_counter() < deadline:
+                time.sleep(0.1)
+            assert not client.nthreads()
+            start = time.perf_counter()
+            with pytest.raises(RuntimeError, match="no worker"):
+                _dask._fetch(client, [future])
+            assert time.perf_counter() - start < 30
+
+
 def test_a_cluster_left_without_workers_is_an_error(monkeypatch):
     """Every worker retired (none comes back): the tasks have nowhere to run."""
     monkeypatch.setattr(_dask, "NO_WORKERS_TIMEOUT", 3.0)
