@@ -437,7 +437,8 @@ EXTRA = {"PooledDawidSkene": lambda K: PooledDawidSkene(), "GLAD": lambda K: GLA
          "IRT3PL difficulty": lambda K: (IRT3PL(guessing=False, discrimination=False, n_init=1,
                                                 tol=1e-4, random_state=0) if K == 2 else None),
          "DawidSkene scaled prior": lambda K: (DawidSkene(prior_wrong=0.5 / (K - 1))
-                                              if K > 2 else None)}
+                                              if K > 2 else None),
+         "EBCC": lambda K: EBCC(random_state=0)}
 
 
 def _choice(row, names):
@@ -452,7 +453,8 @@ def _choice(row, names):
 def study(R, truth, mask):
     """Every default candidate and every model of EXTRA scored as AutoCrowd
     scores its candidates: held-out log likelihood, agreement with the
-    clear majorities, accuracy, and the CPU time of its fit over one DawidSkene fit."""
+    clear majorities, accuracy, and the CPU time of its fit over one
+    DawidSkene fit."""
     n_classes = len(np.unique(R.label))
     candidates = default_candidates(0, n_classes)
     for name, make in EXTRA.items():
