@@ -9,6 +9,7 @@ that reproduce the known failures of single models, and on the shipped sets.
     python benchmarks/bench_default.py --only candidates  # which models could join
     python benchmarks/bench_default.py --only random    # crowds drawn at random
     python benchmarks/bench_default.py --only random --all-models  # and every model
+    python benchmarks/bench_default.py --only random --first-crowd 100  # other crowds
 
 caries has no gold: it is in the cost table only.
 
@@ -538,7 +539,7 @@ OTHER_MODELS = {"PooledDawidSkene": lambda: PooledDawidSkene(), "GLAD": lambda: 
                 "EBCC": lambda: EBCC(random_state=0)}
 
 
-def run_random(n_crowds, all_models=False):
+def run_random(n_crowds, all_models=False, first_crowd=0):
     """AutoCrowd on crowds with every property drawn at random: its choice
     against the best of its own candidates (chosen with the truth) and
     majority vote; and the same choice with a guard by Cohen's kappa with
@@ -552,7 +553,7 @@ def run_random(n_crowds, all_models=False):
     print("| crowd | chose | best candidate | Auto - best | Auto - MV | described |")
     print("|---|---|---|---|---|---|")
     rows = []
-    for seed in range(n_crowds):
+    for seed in range(first_crowd, first_crowd + n_crowds):
         R, truth, description = random_crowd(seed)
         K = len(np.unique(R.label))
         candidates = default_candidates(0, K)
@@ -565,8 +566,13 @@ def run_random(n_crowds, all_models=False):
         labels = {name: model.predict(R) for name, model in auto.estimators_.items()}
         acc = {name: float(np.mean(lab == truth)) for name, lab in labels.items()}
         kappa = {name: _kappa(lab, labels["MajorityVote"]) for name, lab in labels.items()}
+        # the default candidates' item posteriors averaged with equal weights
+        average = np.mean([np.asarray(auto.estimators_[name].predict_proba(R))
+                           for name in default], axis=0)
+        classes = np.asarray(auto.estimators_["MajorityVote"].classes_)
         row = {"cv": auto.cv_scores_, "agreement": auto.agreement_, "kappa": kappa,
-               "acc": acc, "default": default}
+               "acc": acc, "default": default,
+               "average": float(np.mean(classes[average.argmax(axis=1)] == truth))}
         rows.append(row)
         chosen = _choice(row, default)
         best = max((n for n in default), key=acc.get)
@@ -579,15 +585,22 @@ def run_random(n_crowds, all_models=False):
         floor = 0.5 * max(row["kappa"][n] for n in names)
         return max((n for n in names if row["kappa"][n] >= floor), key=row["cv"].get)
 
+    def over_mace(row, names, margin=0.2):
+        # MACE unless the likeliest eligible candidate is ``margin`` nats
+        # per item likelier held out
+        pick = _choice(row, names)
+        return pick if row["cv"][pick] - row["cv"]["MACE"] > margin else "MACE"
+
     def summary(label, choose, among):
         gaps, over_mv, accuracy = [], [], []
         for row in rows:
             names = [n for n in among(row) if n in row["acc"]]
             best = max(row["acc"][n] for n in names)
             pick = choose(row)
-            gaps.append(100 * (row["acc"][pick] - best))
-            over_mv.append(100 * (row["acc"][pick] - row["acc"]["MajorityVote"]))
-            accuracy.append(row["acc"][pick])
+            correct = row[pick] if pick == "average" else row["acc"][pick]
+            gaps.append(100 * (correct - best))
+            over_mv.append(100 * (correct - row["acc"]["MajorityVote"]))
+            accuracy.append(correct)
         gaps, over_mv = np.array(gaps), np.array(over_mv)
         print(f"| {label} | {np.mean(accuracy):.4f} | {np.sum(gaps >= -1)} / {len(rows)} | "
               f"{gaps.mean():+.2f} | {gaps.min():+.1f} | {np.sum(over_mv < -1)} | "
@@ -600,6 +613,19 @@ def run_random(n_crowds, all_models=False):
     summary("AutoCrowd (the rule)", lambda r: _choice(r, r["default"]), lambda r: r["default"])
     summary("guard by kappa, half the highest", lambda r: by_kappa(r, r["default"]),
             lambda r: r["default"])
+    summary("MACE unless another is 0.2 nats per item likelier",
+            lambda r: over_mace(r, r["default"]), lambda r: r["default"])
+    summary("the candidates' posteriors averaged", lambda r: "average",
+            lambda r: r["default"])
+    for name in dict.fromkeys(n for row in rows for n in row["default"]):
+        kept = [row for row in rows if name in row["acc"]]
+        gaps = np.array([100 * (row["acc"][name] - max(row["acc"][n] for n in row["default"]))
+                         for row in kept])
+        over_mv = np.array([100 * (row["acc"][name] - row["acc"]["MajorityVote"])
+                            for row in kept])
+        print(f"| {name} alone | {np.mean([row['acc'][name] for row in kept]):.4f} | "
+              f"{np.sum(gaps >= -1)} / {len(kept)} | {gaps.mean():+.2f} | {gaps.min():+.1f} | "
+              f"{np.sum(over_mv < -1)} | {over_mv.mean():+.2f} |")
     if not all_models:
         return
     print("\nAgainst the best of every skcrowd model:\n" + header)
@@ -629,6 +655,8 @@ def main():
                                            "candidates", "random"))
     parser.add_argument("--n-crowds", type=int, default=60,
                         help="--only random: how many random crowds")
+    parser.add_argument("--first-crowd", type=int, default=0,
+                        help="--only random: the seed of the first crowd")
     parser.add_argument("--all-models", action="store_true",
                         help="--only random: every other skcrowd model beside the "
                              "candidates")
@@ -660,7 +688,7 @@ def main():
     if args.only == "candidates":
         run_candidates(seeds, args.crowd)
     if args.only == "random":
-        run_random(args.n_crowds, args.all_models)
+        run_random(args.n_crowds, args.all_models, args.first_crowd)
 
 
 if __name__ == "__main__":
