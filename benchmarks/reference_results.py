@@ -7,8 +7,9 @@ on every shipped data set it accepts and records ``predict_proba``,
 columns of the rater and item tables and every fitted attribute ending in
 ``_``; plus a fit with known labels (gold), a warm start, a ``partial_fit``
 stream of three batches, the input forms of one data set (matrix, sparse,
-wide and long DataFrame) and small Dask fits on a
-``distributed.LocalCluster``.  ``compare OUT.npz`` runs the same fits and
+wide and long DataFrame), small Dask fits on a
+``distributed.LocalCluster`` and short posterior chains of every sampled
+model (``skcrowd.uncertainty``).  ``compare OUT.npz`` runs the same fits and
 reports every entry that differs by more than ``--tol`` (relative to
 ``1 + |reference|``), appears or disappears.
 
@@ -16,6 +17,7 @@ Usage::
 
     python benchmarks/reference_results.py save reference.npz
     python benchmarks/reference_results.py compare reference.npz [--tol 1e-7]
+    python benchmarks/reference_results.py save draws.npz --parts posterior_draws
 
 The script uses only the public API (and the data sets' loaders), so a
 reference saved from one commit can be compared with any later one.
@@ -29,7 +31,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from skcrowd import GLAD, IRT3PL, MACE, DawidSkene, MajorityVote, OrdinalMixture
+from skcrowd import (EBCC, GLAD, IRT3PL, MACE, DawidSkene, MajorityVote, OrdinalMixture,
+                     PooledDawidSkene)
 from skcrowd.datasets import (load_bluebirds, load_caries, load_dog, load_rte, load_trec2010,
                               load_web)
 
@@ -257,12 +260,68 @@ def dask_fits(out):
             guarded(out, key, run)
 
 
-def collect():
+def record_draws(out, key, draws):
+    """Every drawn array of ``draws`` under ``key/...`` (a dict of arrays,
+    IRT3PL's item population, entry by entry; an attribute a draw leaves
+    None, not at all)."""
+    for attr, value in draws.items():
+        if isinstance(value, dict):
+            for part, array in value.items():
+                out[f"{key}/{attr}/{part}"] = as_array(array)
+        elif value is not None:
+            out[f"{key}/{attr}"] = as_array(value)
+
+
+def posterior_draws(out):
+    """Short chains (20 draws after 20 burn-in sweeps, thin 2) of every
+    model with a posterior sampler, and labels drawn from them; DawidSkene
+    also with known labels and by the bootstrap."""
+    rte, web = load_rte(), load_web()
+    sampled = {
+        "DawidSkene": (DawidSkene(random_state=0), rte),
+        "MACE": (MACE(random_state=0), rte),
+        "GLAD": (GLAD(random_state=0), rte),
+        "IRT3PL": (IRT3PL(random_state=0), rte),
+        "OrdinalMixture": (OrdinalMixture(random_state=0, n_init=1), web),
+        "EBCC": (EBCC(random_state=0), rte),
+        "PooledDawidSkene": (PooledDawidSkene(random_state=0), rte),
+    }
+    chain = {"n_burnin": 20, "thin": 2, "random_state": 0}
+    for name, (model, data) in sampled.items():
+        key = f"posterior/{name}"
+
+        def run(model=model, key=key, X=data.ratings):
+            model.fit(X)
+            draws = model.posterior_samples(X, 20, **chain)
+            record_draws(out, key, draws)
+            out[f"{key}/sample_labels"] = as_array(model.sample_labels(X, samples=draws,
+                                                                       random_state=0))
+            out[f"{key}/integrated"] = as_array(model.predict_proba_integrated(X, samples=draws))
+
+        guarded(out, key, run)
+
+    def run_variants():
+        y = masked_gold(rte.gold)
+        model = DawidSkene(random_state=0).fit(rte.ratings, y)
+        record_draws(out, "posterior/DawidSkene gold",
+                     model.posterior_samples(rte.ratings, 20, y=y, **chain))
+        model = DawidSkene(random_state=0).fit(rte.ratings)
+        record_draws(out, "posterior/DawidSkene bootstrap",
+                     model.posterior_samples(rte.ratings, 5, method="bootstrap",
+                                             random_state=0))
+
+    guarded(out, "posterior/variants", run_variants)
+
+
+PARTS = {part.__name__: part for part in (every_model_every_dataset, gold_fits, warm_starts,
+                                          streams, input_forms, dask_fits, posterior_draws)}
+
+
+def collect(parts=None):
     out = {}
-    for part in (every_model_every_dataset, gold_fits, warm_starts, streams, input_forms,
-                 dask_fits):
-        print(part.__name__, flush=True)
-        part(out)
+    for name in parts or PARTS:
+        print(name, flush=True)
+        PARTS[name](out)
     return out
 
 
@@ -301,9 +360,11 @@ def main(argv=None):
     parser.add_argument("mode", choices=["save", "compare"])
     parser.add_argument("path")
     parser.add_argument("--tol", type=float, default=1e-7)
+    parser.add_argument("--parts", nargs="+", choices=list(PARTS),
+                        help="only these parts (default: all)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    out = collect()
+    out = collect(args.parts)
     if args.mode == "save":
         np.savez_compressed(args.path, **out)
         print(f"saved {len(out)} entries to {args.path} in {time.perf_counter() - started:.0f}s")
