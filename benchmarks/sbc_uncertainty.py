@@ -53,7 +53,8 @@ from skcrowd import (EBCC, GLAD, MACE, DawidSkene, IRT3PL, OrdinalMixture, Poole
 from skcrowd._pooled import dirichlet_log_draw, identifying_relabelling
 from skcrowd.datasets import make_irt
 from skcrowd.datasets._generators import random_design
-from skcrowd.uncertainty import _PRECISION_HYPERPRIOR, interval, posterior_samples, predict_proba
+from skcrowd._ordinal import _PRECISION_HYPERPRIOR
+from skcrowd.uncertainty import interval, posterior_samples, predict_proba
 
 SIZES = {
     # n_items, n_raters, ratings_per_item

@@ -17,6 +17,7 @@ from ._base import (
 )
 from ._backend import of as backend_of, on_workers
 from ._kernels import _dawid_skene as kernels
+from ._kernels import _uncertainty as uncertainty_kernels
 from ._mixins import OnlineEMMixin, PosteriorMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
 
@@ -522,3 +523,87 @@ def _refit_raters(model, data, posterior):
     params = model._global_update(data, model._fitted_params(), stats)
     model._set_fitted(data, params, {"confusion_counts": stats["confusion_counts"]})
     return model
+
+
+# -- the posterior sampler (skcrowd.uncertainty) ------------------------------------
+def gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Gibbs sampling of DawidSkene's posterior p(π, θ, z | X).
+
+    The model's priors are Dirichlet with pseudo-counts α - 1 (that is what
+    MAP-EM's M-step adds), so given the true classes z the posterior of
+    each confusion row θ_{j,k} is Dirichlet(counts + pseudo + 1) and that
+    of π is Dirichlet(class counts + prior_class + 1) (Dawid & Skene 1979's
+    complete-data likelihood); given (π, θ) the items' classes are
+    independent, each from its E-step posterior.  The chain starts at the
+    MAP, inside the mode the fit chose, so it does not wander to a
+    label-permuted mode.  Returns the draws, the running sum of the item
+    posteriors given each draw (Rao-Blackwellised integrated
+    probabilities) and, with ``keep_labels``, the classes z drawn jointly.
+    """
+    J, K, n = data.n_raters, data.n_classes, data.n_items
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    rater, label = data.rater, data.label
+    one_coin = model.confusion == "one_coin"
+    pseudo = model._pseudo_counts(K)
+    fixed = model.class_prior is not None
+    theta = np.array(model.confusion_, dtype=np.float64)
+    pi = np.array(model.class_prior_, dtype=np.float64)
+    # known items (gold y) hold their class, which a relabelling would not
+    can_relabel = not one_coin and not fixed and K > 1 and not has_gold(data)
+    confusion, prior, labels = [], [], []
+    proba_sum = np.zeros((n, K))
+    z, post = np.empty(n, dtype=np.int64), np.empty((n, K))
+    counts, class_counts = np.empty((J, K, K)), np.empty(K)
+    for sweep in range(n_burnin + n_samples * thin):
+        # z | π, θ: every item's E-step posterior, its class drawn from it,
+        # and the counts of the drawn classes (one pass over the ratings)
+        with np.errstate(divide="ignore"):
+            log_theta, log_pi = np.log(theta), np.log(pi)
+        uncertainty_kernels.dawid_skene_sweep(item_ptr, rater, label, log_theta, log_pi,
+                                              data.evidence, rng.random(n), z, post, counts,
+                                              class_counts)
+        # θ, π | z: conjugate Dirichlet (Beta for one coin) draws
+        if one_coin:
+            right = np.trace(counts, axis1=1, axis2=2)
+            wrong = counts.sum(axis=(1, 2)) - right
+            accuracy = rng.beta(right + model.prior_correct + 1, wrong + model.prior_wrong + 1)
+            off = (1 - accuracy) / max(K - 1, 1)
+            theta = np.repeat(np.repeat(off[:, None, None], K, 1), K, 2)
+            theta[:, np.arange(K), np.arange(K)] = accuracy[:, None]
+        else:
+            theta = rng.standard_gamma(counts + pseudo + 1.0)
+            theta /= theta.sum(axis=2, keepdims=True)
+        if not fixed:
+            pi = rng.standard_gamma(class_counts + model.prior_class + 1.0)
+            pi /= pi.sum()
+        if can_relabel:
+            # Relabelling the true classes (two confusion rows, two
+            # prevalences and the items' classes swapped together) leaves
+            # the likelihood unchanged, so the Metropolis ratio of the swap
+            # is the prior ratio.  With many raters the prior makes the
+            # permuted mode negligible and the swap is never taken; with
+            # few, the posterior has both modes and the chain visits both.
+            a, b = rng.choice(K, size=2, replace=False)
+            swapped = theta.copy()
+            swapped[:, [a, b]] = theta[:, [b, a]]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.sum(np.where(pseudo > 0, pseudo * (np.log(swapped) - np.log(theta)),
+                                        0.0))
+            if np.log(rng.random()) < ratio:
+                theta = swapped
+                pi = pi.copy()
+                pi[[a, b]] = pi[[b, a]]
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            confusion.append(theta)
+            prior.append(pi)
+            proba_sum += post
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    confusion, prior = np.stack(confusion), np.stack(prior)
+    samples = {
+        "class_prior_": prior,
+        "confusion_": confusion,
+        "rater_accuracy_": np.einsum("sjkk,sk->sj", confusion, prior),
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)

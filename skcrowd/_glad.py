@@ -9,7 +9,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import CrowdModel, has_gold, numba_threads
 from ._backend import of as backend_of, on_workers
+from ._chain import PREVALENCE_MOVES, draw_classes, prevalence_moves
 from ._kernels import _glad as kernels
+from ._kernels import _uncertainty as uncertainty_kernels
 from ._mixins import OnlineEMMixin, PosteriorMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
 
@@ -623,3 +625,151 @@ def _normal_log_kernel(x, mean, std):
 def _label_counts(data, n_classes):
     """The ratings per label (of a partition on Dask; module level: pickled)."""
     return {"counts": np.bincount(data.label, minlength=n_classes)}
+
+
+# -- the posterior sampler (skcrowd.uncertainty) ------------------------------------
+def gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Metropolis-within-Gibbs of GLAD's posterior p(π, α, b, z | X).
+
+    Whitehill et al. (2009), multi-class: rater j gives the true class
+    with probability σ(α_j β_i), β_i = exp(b_i), and each other class with
+    (1 - σ(α_j β_i)) / (K - 1); α_j ~ N(``alpha_prior_mean``,
+    ``alpha_prior_std``²), b_i ~ N(``b_prior_mean``, ``b_prior_std``²),
+    π ~ Dirichlet(``prior_class`` + 1) when learned.  A sweep:
+
+    - b_i | α, π with z_i summed out: random-walk Metropolis, every item
+      at once (each item's ratings are its own);
+    - π | α, b with every z_i summed out (:func:`prevalence_moves`),
+      when learned;
+    - z_i | α, b_i, π: exact, from the item's posterior;
+    - α_j | z, b: random-walk Metropolis on rater j's right and wrong
+      ratings, every rater at once;
+    - with two classes, relabelling: (-α, 1 - z, π reversed) leaves the
+      likelihood unchanged, so the swap is accepted on the prior ratio
+      (exp(-2 μ_α Σ α_j / σ_α²) with a symmetric prior on π).  With many
+      raters the mirrored mode has no mass; with a few, some adversarial,
+      it has, and the chain would not reach it by small steps;
+    - the ridge (α e^s, b - s), along which α_j β_i and so the likelihood
+      do not change: s by random walk, accepted on the prior ratio times
+      the Jacobian e^{Js} (a group move, Liu & Sabatti 2000); without it
+      the chain crawls along the direction that only the priors fix;
+    - π | z, conjugate.
+
+    Proposal scales adapt during burn-in (target acceptance 0.44) and are
+    then fixed.  The chain starts at the fit (its MAP b_i when it kept
+    them).
+    """
+    J, K, n = data.n_raters, data.n_classes, data.n_items
+    rater, label = data.rater, data.label
+    mu_a, sd_a = float(model.alpha_prior_mean), float(model.alpha_prior_std)
+    mu_b, sd_b = float(model.b_prior_mean), float(model.b_prior_std)
+    fixed = model._fixed_prior(K)
+    alpha = np.array(model.rater_ability_, dtype=np.float64)
+    difficulty = getattr(model, "item_difficulty_", None)
+    if difficulty is not None and len(difficulty) == n:
+        b = -np.log(np.asarray(difficulty, dtype=np.float64))
+    else:
+        b = np.full(n, mu_b)
+    pi = np.array(model.class_prior_ if fixed is None else fixed, dtype=np.float64)
+    evidence = data.evidence if len(data.evidence) else 0.0
+    # known items (gold y) hold their class, which a relabelling would not
+    can_relabel = K == 2 and not has_gold(data)
+
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    log_other = float(np.log(K - 1)) if K > 1 else 0.0
+
+    def class_loglik(alpha, b):
+        S = np.empty((n, K))
+        uncertainty_kernels.glad_class_loglik(item_ptr, data.rater, label, alpha, b, log_other, S)
+        return S
+
+    def b_target(S, b, log_pi):
+        with np.errstate(invalid="ignore"):
+            joint = S + log_pi
+        top = joint.max(axis=1)
+        return (top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
+                - 0.5 * ((b - mu_b) / sd_b) ** 2)
+
+    rater_loglik = np.empty(J)
+
+    def alpha_target(alpha, z, beta):
+        uncertainty_kernels.glad_rater_loglik(data.item, data.rater, label, z, alpha, beta,
+                                              rater_loglik)
+        return rater_loglik - 0.5 * ((alpha - mu_a) / sd_a) ** 2
+
+    counts = np.bincount(rater, minlength=J)
+    step = {"b": np.full(n, 0.5), "alpha": 1.0 / np.sqrt(1.0 + 0.25 * counts),
+            "ridge": np.array(0.05), "prior": np.array(0.3)}
+
+    def adapt(key, accepted):
+        step[key] = step[key] * np.exp(0.1 * (accepted - 0.44))
+
+    draws = {"prior": [], "alpha": []}
+    labels, proba_sum = [], np.zeros((n, K))
+    S = class_loglik(alpha, b)
+    for sweep in range(n_burnin + n_samples * thin):
+        adapting = sweep < n_burnin
+        with np.errstate(divide="ignore"):
+            log_pi = np.log(pi) + evidence
+        # b | α, π (z summed out)
+        proposal = b + step["b"] * rng.standard_normal(n)
+        S_new = class_loglik(alpha, proposal)
+        accepted = np.log(rng.random(n)) < b_target(S_new, proposal, log_pi) - b_target(S, b,
+                                                                                        log_pi)
+        b = np.where(accepted, proposal, b)
+        S = np.where(accepted[:, None], S_new, S)
+        if adapting:
+            adapt("b", accepted)
+        joint = S + log_pi
+        proba = np.exp(joint - joint.max(axis=1, keepdims=True))
+        proba /= proba.sum(axis=1, keepdims=True)
+        # π | α, b (z summed out), then z | α, b, π: a blocked draw
+        if fixed is None and K > 1:
+            pi, proba, moved = prevalence_moves(pi, proba, model.prior_class + 1.0,
+                                                 step["prior"], rng)
+            if adapting:
+                adapt("prior", moved / PREVALENCE_MOVES)
+        # z | α, b, π
+        z = draw_classes(proba, rng)
+        # α | z, b
+        beta = np.exp(b)
+        proposal = alpha + step["alpha"] * rng.standard_normal(J)
+        accepted = (np.log(rng.random(J))
+                    < alpha_target(proposal, z, beta) - alpha_target(alpha, z, beta))
+        alpha = np.where(accepted, proposal, alpha)
+        if adapting:
+            adapt("alpha", accepted)
+        if can_relabel:
+            # with two classes, (-α, 1 - z, π reversed) gives every rating
+            # the probability it had: the swap's ratio is the priors'
+            swapped_pi = pi if fixed is not None else pi[::-1]
+            with np.errstate(divide="ignore"):
+                log_ratio = (-2.0 * mu_a * alpha.sum() / sd_a ** 2
+                             + np.log(swapped_pi)[1 - z].sum() - np.log(pi)[z].sum())
+            if np.log(rng.random()) < log_ratio:
+                alpha, z, pi = -alpha, 1 - z, swapped_pi.copy()
+        # the ridge (α e^s, b - s)
+        shift = float(step["ridge"] * rng.standard_normal())
+        moved_alpha, moved_b = alpha * np.exp(shift), b - shift
+        log_ratio = (J * shift
+                     - 0.5 * np.sum(((moved_alpha - mu_a) / sd_a) ** 2 - ((alpha - mu_a) / sd_a) ** 2)
+                     - 0.5 * np.sum(((moved_b - mu_b) / sd_b) ** 2 - ((b - mu_b) / sd_b) ** 2))
+        accepted = np.log(rng.random()) < log_ratio
+        if accepted:
+            alpha, b = moved_alpha, moved_b
+        if adapting:
+            adapt("ridge", accepted)
+        S = class_loglik(alpha, b)
+        # π | z
+        if fixed is None:
+            pi = rng.standard_gamma(np.bincount(z, minlength=K) + model.prior_class + 1.0)
+            pi /= pi.sum()
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            draws["prior"].append(pi)
+            draws["alpha"].append(alpha)
+            proba_sum += proba
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    samples = {"class_prior_": np.stack(draws["prior"]), "rater_ability_": np.stack(draws["alpha"])}
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)

@@ -29,6 +29,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import CrowdModel, fit_encoded
 from ._backend import on_workers
 from ._kernels import _irt as kernels
+from ._kernels import _uncertainty as uncertainty_kernels
 from ._kernels._config import use_numpy
 from ._mixins import PosteriorMixin, WarmStartMixin
 
@@ -1176,3 +1177,174 @@ def _tensor_grid(counts):
     nodes.flags.writeable = False
     log_w.flags.writeable = False
     return nodes, log_w
+
+
+# -- the posterior sampler (skcrowd.uncertainty) ------------------------------------
+def _irt_log_table(model, sens, spec, hyper, grid):
+    """``table[g, y, z * M + m]`` = log P(rating y | class z, node m; group g)
+    of the IRT-3PL rating model (Carpenter, item-difficulty paper): correct
+    with probability λ_m + (1 - λ_m) σ(δ_m (α^z_g - β_m)); the fit's own
+    kernel."""
+    b, d, log_guess, log_noguess = model._node_values(grid, hyper)
+    table = np.empty((len(sens), 2, 2 * len(b)))
+    kernels.rating_log_table.pick(table.size)(
+        np.ascontiguousarray(sens, dtype=np.float64), np.ascontiguousarray(spec, dtype=np.float64),
+        np.ascontiguousarray(b, dtype=np.float64), np.ascontiguousarray(d, dtype=np.float64),
+        np.ascontiguousarray(log_guess, dtype=np.float64),
+        np.ascontiguousarray(log_noguess, dtype=np.float64), table)
+    return table
+
+
+def _irt_group_loglik(W, table):
+    """Each group's log likelihood of its ratings given every item's class
+    and node, from ``W[g, y, z * M + m]``, the number of ratings y of group
+    g on items in cell (z, m), and the log table of the rating model (the
+    augmented likelihood of the rater and hyperparameter steps)."""
+    return np.einsum("gyk,gyk->g", W, table)
+
+
+def gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Metropolis-within-Gibbs of IRT3PL's posterior on its quadrature grid.
+
+    The fit integrates each item's class z_i and effects (β_i, δ_i, λ_i)
+    over a Gauss–Hermite grid; the same model with the item's grid node
+    m_i as a discrete latent variable (prior: the quadrature weights) has
+    conjugate-like conditionals: (z_i, m_i) | α, π is the item's posterior
+    over the 2M grid cells (drawn exactly, by pattern); π | z is
+    Beta(2 + Σz, 2 + Σ(1 - z)) (under the model's Beta(2, 2) prior);
+    each rater's α^sens (items with z = 1) and α^spec (z = 0) are
+    updated by random-walk Metropolis on its own ratings, vectorised over
+    raters, with their normal priors and the spam-line constraint
+    α^sens + α^spec > 0; the item-population hyperparameters (when
+    learned) by random-walk Metropolis on every rating.  Proposal scales
+    adapt during burn-in (target acceptance 0.44) and are then fixed.  The
+    chain starts at the fitted MAP.
+    """
+    from ._irt import (ALPHA_ACC_PRIOR, ALPHA_SENS_PRIOR, ALPHA_SPEC_PRIOR,
+                       _hyper_from_vector, _hyper_log_prior, _hyper_vector, _patterns)
+
+    mode = model._rater_mode()
+    grid = model._grid()
+    M = len(grid[1])
+    fitted = model._fitted_params()
+    hyper = dict(fitted["hyper"])
+    names = model._hyper_names() if model.learn_item_prior else []
+    hvec = _hyper_vector(names, hyper)
+    J = data.n_raters
+    n_groups = J if model.rater_effects else 1
+    sens = np.array(fitted["alpha_sens"], dtype=np.float64)[:n_groups].copy()
+    spec = np.array(fitted["alpha_spec"], dtype=np.float64)[:n_groups].copy()
+    pi = float(fitted["prior"])
+    item, label = data.item, data.label.astype(np.int64)
+    group = data.rater.astype(np.int64) if model.rater_effects else np.zeros(len(item), np.int64)
+    # patterns: items with the same ratings share their posterior over cells
+    pat = _patterns(data)
+    of_item, p_ptr, n_patterns = pat["of_item"], pat["ptr"], pat["n_patterns"]
+    p_rating_label = pat["label"]
+    p_rating_group = (pat["rater"] if model.rater_effects
+                      else np.zeros(len(p_rating_label), pat["rater"].dtype))
+    gold_row = None
+    if data.gold is not None:
+        # a known item's class is one more rating, by a perfect rater
+        # (rater J of the patterns, as in the fit): a table row after the
+        # groups', 0 where the rating is the class and -inf elsewhere
+        p_rating_group = np.where(pat["rater"] == J, n_groups, p_rating_group)
+        gold_row = np.full((1, 2, 2 * M), -np.inf)
+        gold_row[0, 0, :M] = gold_row[0, 1, M:] = 0.0
+    counts = np.bincount(group, minlength=n_groups).astype(np.float64)
+    step = {"sens": 2.0 / np.sqrt(1.0 + 0.25 * counts), "spec": 2.0 / np.sqrt(1.0 + 0.25 * counts),
+            "hyper": np.full(len(names), 0.1)}
+    (ms, ss), (mp, sp), (ma, sa) = ALPHA_SENS_PRIOR, ALPHA_SPEC_PRIOR, ALPHA_ACC_PRIOR
+
+    def log_prior_alpha(which, value):
+        if mode == "one":
+            return -0.5 * ((value - ma) / sa) ** 2
+        m, s = (ms, ss) if which == "sens" else (mp, sp)
+        return -0.5 * ((value - m) / s) ** 2
+
+    draws = {"prior": [], "sens": [], "spec": [], "hyper": []}
+    labels, proba_sum = [], np.zeros((data.n_items, 2))
+    table = _irt_log_table(model, sens, spec, hyper, grid)
+    for sweep in range(n_burnin + n_samples * thin):
+        adapting = sweep < n_burnin
+        # (z_i, m_i) | α, π, hyper: exact draw from each pattern's cells
+        with np.errstate(divide="ignore"):
+            log_cell = np.concatenate([np.log(1 - pi) + grid[1], np.log(pi) + grid[1]])
+        cdf = np.empty((n_patterns, 2 * M))
+        uncertainty_kernels.pattern_cell_cdf.pick(len(p_rating_label) * 2 * M)(
+            p_ptr, p_rating_group, p_rating_label, log_cell,
+            table if gold_row is None else np.concatenate([table, gold_row]), cdf)
+        cdf /= cdf[:, -1:]
+        class_proba = np.column_stack([cdf[:, M - 1], 1 - cdf[:, M - 1]])[of_item]
+        flat = (cdf + np.arange(n_patterns)[:, None]).ravel()
+        cell = np.searchsorted(flat, of_item + rng.random(data.n_items) * (1 - 1e-12))
+        cell = np.clip(cell - of_item * 2 * M, 0, 2 * M - 1)
+        z = cell // M
+        # π | z
+        if mode != "none":
+            n1 = int(z.sum())
+            pi = float(rng.beta(2 + n1, 2 + data.n_items - n1))
+        # ratings per (group, label, cell): the sufficient statistics of α
+        # and the hyperparameters given the cells
+        W = np.bincount((group * 2 + label) * (2 * M) + cell[item],
+                        minlength=n_groups * 4 * M).reshape(n_groups, 2, 2 * M).astype(float)
+        # α | z, m: random-walk Metropolis per group.  ``table`` stays the
+        # table at the current parameters: its rows are per group, so after
+        # a step it is the proposal's rows where accepted.
+        if mode != "none":
+            loglik = _irt_group_loglik(W, table)
+            for which in (("sens", "spec") if mode == "sens_spec" else ("one",)):
+                current = sens if which in ("sens", "one") else spec
+                key = "sens" if which == "one" else which
+                proposal = current + step[key] * rng.standard_normal(n_groups)
+                new_sens = proposal if which in ("sens", "one") else sens
+                new_spec = proposal if which in ("spec", "one") else spec
+                trial_table = _irt_log_table(model, new_sens, new_spec, hyper, grid)
+                trial_loglik = _irt_group_loglik(W, trial_table)
+                log_ratio = (trial_loglik - loglik
+                             + log_prior_alpha(key, proposal) - log_prior_alpha(key, current))
+                valid = (new_sens + new_spec > 0) if mode == "sens_spec" else proposal > 0
+                with np.errstate(invalid="ignore"):
+                    accept = valid & (np.log(rng.random(n_groups)) < log_ratio)
+                current = np.where(accept, proposal, current)
+                table = np.where(accept[:, None, None], trial_table, table)
+                loglik = np.where(accept, trial_loglik, loglik)
+                if which in ("sens", "one"):
+                    sens = current
+                if which in ("spec", "one"):
+                    spec = current
+                if adapting:
+                    step[key] *= np.exp(0.1 * (accept - 0.44))
+        # item-population hyperparameters | z, m (learned ones only)
+        for h in range(len(names)):
+            old = _irt_group_loglik(W, table).sum() + _hyper_log_prior(names, hvec)
+            trial = hvec.copy()
+            trial[h] += step["hyper"][h] * rng.standard_normal()
+            trial_hyper = _hyper_from_vector(names, trial)
+            trial_table = _irt_log_table(model, sens, spec, trial_hyper, grid)
+            new = _irt_group_loglik(W, trial_table).sum() + _hyper_log_prior(names, trial)
+            accept = np.log(rng.random()) < new - old
+            if accept:
+                hvec, hyper, table = trial, trial_hyper, trial_table
+            if adapting:
+                step["hyper"][h] *= np.exp(0.1 * (accept - 0.44))
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            draws["prior"].append(pi)
+            draws["sens"].append(np.broadcast_to(sens, (J,)).copy())
+            draws["spec"].append(np.broadcast_to(spec, (J,)).copy())
+            draws["hyper"].append({n: hyper[n] for n in names})
+            proba_sum += class_proba
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    prior = np.array(draws["prior"])
+    alpha_sens, alpha_spec = np.stack(draws["sens"]), np.stack(draws["spec"])
+    samples = {
+        "class_prior_": np.column_stack([1 - prior, prior]),
+        "alpha_sens_": alpha_sens,
+        "alpha_spec_": alpha_spec,
+        "sensitivity_": expit(alpha_sens),
+        "specificity_": expit(alpha_spec),
+        "item_prior_": {n: np.array([h[n] for h in draws["hyper"]]) for n in names},
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)

@@ -11,7 +11,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (CrowdModel, apply_evidence, draw_categorical, has_gold, item_chunks,
                     item_dirichlet, item_ids_of, numba_threads)
+from ._chain import PREVALENCE_MOVES, draw_classes, prevalence_moves
 from ._kernels import _mace as kernels
+from ._kernels import _uncertainty as uncertainty_kernels
 from ._kernels._common import vote_counts
 from ._mixins import OnlineEMMixin, PosteriorMixin, WarmStartMixin
 from ._ratings import fixed_class_prior
@@ -534,3 +536,110 @@ def _refit_raters(model, data, posterior):
              "class_counts": posterior.sum(axis=0)}
     model._set_fitted(data, model._global_update(data, None, stats), None)
     return model
+
+
+# -- the posterior sampler (skcrowd.uncertainty) ------------------------------------
+#: θ and ξ are kept this far from 0 and 1 (a Beta(1/2, 1/2) draw can round
+#: to either), so that every rating keeps a finite log probability
+_EDGE = 1e-12
+#: S, θ, ξ steps per pass over the ratings in MACE's sampler (see
+#: :func:`gibbs_posterior`): they cost O(raters x classes)
+_MACE_INNER = 5
+
+
+def gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Gibbs sampling of MACE's posterior p(π, θ, ξ, T, S | X).
+
+    Hovy et al. (2013): T_i ~ Cat(π); on each rating the rater knows the
+    answer (S = 0, probability θ_j) and gives T_i, or spams (S = 1) a label
+    drawn from ξ_j; θ_j ~ Beta(``prior_knowing``, ``prior_spamming``),
+    ξ_j ~ Dirichlet(``prior_strategy``) (the paper's priors, those of the
+    variational fit; an EM fit's parameters are sampled under them too),
+    π ~ Dirichlet(``prior_class`` + 1) when it is learned (the MAP's
+    pseudo-counts).  A sweep draws
+
+    - T | θ, ξ, π with the S summed out: each item's posterior, its class
+      drawn from it (one pass over the ratings, in a kernel);
+    - S | T, θ, ξ: a rating whose label is not T_i was spammed; one whose
+      label l is T_i knew the answer with probability
+      θ_j / (θ_j + (1 - θ_j) ξ_jl), so the number of such ratings per
+      (rater, label) that knew is binomial;
+    - θ_j | S ~ Beta(a + knew_j, b + spammed_j) and
+      ξ_j | S ~ Dirichlet(c + spammed labels of j);
+    - π | T, conjugate, and before that, when learned, π | θ, ξ with every
+      T_i summed out (:func:`prevalence_moves`), T being drawn again
+      from its posterior at the new π.
+
+    The S, θ, ξ steps given T need only counts per (rater, label), O(J K),
+    so each sweep repeats them ``_MACE_INNER`` times: θ_j and the number of
+    a rater's right answers that were lucky spam are strongly coupled
+    when the rater has many ratings, and one data-augmentation step per
+    pass over the ratings mixes slowly.  The chain starts at the fit.
+    """
+    J, K, n = data.n_raters, data.n_classes, data.n_items
+    a, b, c, _ = model._priors(K)
+    fixed = model._fixed_prior(K)
+    theta = np.clip(np.array(model.rater_competence_, dtype=np.float64), _EDGE, 1 - _EDGE)
+    xi = np.clip(np.array(model.spam_distribution_, dtype=np.float64), _EDGE, None)
+    xi /= xi.sum(axis=1, keepdims=True)
+    pi = np.array(model.class_prior_ if fixed is None else fixed, dtype=np.float64)
+    count = np.bincount(data.cell, minlength=J * K).reshape(J, K).astype(np.float64)
+    item_ptr = np.asarray(data.item_ptr, dtype=np.int64)
+    z, post = np.empty(n, dtype=np.int64), np.empty((n, K))
+    hits, class_counts = np.empty((J, K)), np.empty(K)
+    draws = {"prior": [], "theta": [], "xi": []}
+    labels, proba_sum = [], np.zeros((n, K))
+    step = 0.3  # of the prevalence moves; adapted during burn-in
+    for sweep in range(n_burnin + n_samples * thin):
+        adapting = sweep < n_burnin
+        spam_share = (1 - theta)[:, None] * xi
+        with np.errstate(divide="ignore"):
+            log_pi = np.log(pi)
+        uncertainty_kernels.mace_sweep(item_ptr, data.rater, data.label, np.log(spam_share),
+                                       np.log(theta[:, None] + spam_share), log_pi,
+                                       data.evidence, rng.random(n), z, post, hits,
+                                       class_counts)
+        if fixed is None and K > 1:
+            # π | θ, ξ (T summed out), then T again: a blocked draw
+            moved_pi, moved_post, moved = prevalence_moves(pi, post, model.prior_class + 1.0,
+                                                            step, rng)
+            if adapting:
+                step *= np.exp(0.1 * (moved / PREVALENCE_MOVES - 0.44))
+            if moved:
+                pi, post[:] = moved_pi, moved_post
+                z[:] = draw_classes(post, rng)
+                hits[:] = np.bincount(data.cell[data.label == z[data.item]],
+                                      minlength=J * K).reshape(J, K)
+                class_counts[:] = np.bincount(z, minlength=K)
+        hit_counts = hits.astype(np.int64)
+        for _ in range(_MACE_INNER):
+            knew = rng.binomial(hit_counts, theta[:, None] / (theta[:, None]
+                                                              + (1 - theta)[:, None] * xi))
+            spammed = count - knew
+            theta = np.clip(rng.beta(a + knew.sum(axis=1), b + spammed.sum(axis=1)),
+                            _EDGE, 1 - _EDGE)
+            xi = np.maximum(rng.standard_gamma(c + spammed), _EDGE)
+            xi /= xi.sum(axis=1, keepdims=True)
+        if fixed is None:
+            pi = rng.standard_gamma(class_counts + model.prior_class + 1.0)
+            pi /= pi.sum()
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            draws["prior"].append(pi)
+            draws["theta"].append(theta)
+            draws["xi"].append(xi)
+            proba_sum += post
+            if keep_labels:
+                labels.append(z.astype(np.int32))
+    prior, theta, xi = (np.stack(draws[k]) for k in ("prior", "theta", "xi"))
+    samples = {
+        "class_prior_": prior,
+        "rater_competence_": theta,
+        "spam_distribution_": xi,
+        "rater_accuracy_": theta + (1 - theta) * np.einsum("sjk,sk->sj", xi, prior),
+        # the draws are of θ and ξ themselves: a model at a draw scores
+        # with them, not with a variational posterior's weights
+        "competence_posterior_": None,
+        "spam_posterior_": None,
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)

@@ -7,7 +7,7 @@ from numbers import Real
 
 import numpy as np
 from scipy.linalg import eigh_tridiagonal
-from scipy.special import digamma, gammaln, log_ndtr, roots_legendre, zeta
+from scipy.special import digamma, expit, gammaln, log_ndtr, ndtr, ndtri, roots_legendre, zeta
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -1188,3 +1188,296 @@ def _gamma_ml(mean_values, mean_logs):
         if done:
             break
     return float(a), float(a / mean)
+
+
+# -- the posterior sampler (skcrowd.uncertainty) ------------------------------------
+#: OrdinalMixture's sampler: the hyperprior of the precisions' population,
+#: α ~ Gamma(2, 0.2) and β ~ Gamma(2, 0.4 / step²) (shape, rate): proper,
+#: broad (α around 10, τ around α / β = 2 / step², which with the default
+#: δ prior mean 2 puts a rater's latent noise near half a step), and away
+#: from α -> 0, where the precisions would spread over decades
+_PRECISION_HYPERPRIOR = ((2.0, 0.2), (2.0, 0.4))
+#: Metropolis moves of α (each followed by β's conjugate draw) per sweep:
+#: they cost O(raters), and α and β are strongly coupled
+_HYPER_MOVES = 5
+#: Metropolis moves of each rater's (ε_n, τ_n) and each item's z_m per
+#: sweep with the spam indicators and latent scores summed out
+#: (``_ordinal_log_mass``): each costs three passes over the ratings
+_RATER_MOVES = 3
+
+
+def _truncated_normal(lo, hi, rng):
+    """One standard normal draw in [lo, hi) per entry, by inversion of the
+    CDF on the bin flipped to the lower tail (where lo + hi > 0), so that
+    the CDF differences keep their digits; a bin beyond the CDF's range
+    (both ends below -37) takes the exponential tail of its upper end."""
+    flip = lo + hi > 0
+    a = np.where(flip, -hi, lo)
+    b = np.where(flip, -lo, hi)
+    cdf_a, cdf_b = ndtr(a), ndtr(b)
+    u = rng.random(len(a))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = ndtri(cdf_a + u * (cdf_b - cdf_a))
+        tail = b + np.log(u) / np.abs(b)
+    t = np.where(cdf_b > cdf_a, t, tail)
+    t = np.clip(t, a, b)
+    return np.where(flip, -t, t)
+
+
+def _bin_probability(lo, hi):
+    """Φ(hi) - Φ(lo) per entry, on the bin flipped to the lower tail."""
+    flip = lo + hi > 0
+    return np.where(flip, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))
+
+
+def _ordinal_log_mass(eps, tau, z, delta, item, rater, group, lo_r, hi_r, spam_proba):
+    """The log-probability of every rating given the true values z, the
+    difficulties δ and the raters' (ε, τ), with its spam indicator and
+    latent score summed out (Lakshminarayanan & Teh 2013, eq. 1):
+    log(ε_n P(k | z_m, τ_n δ) + (1 - ε_n) π_k), P the mass of N(z_m,
+    1/(τ_n δ)) in the rating's bin.  ``eps`` None: no spam component."""
+    scale = np.sqrt(tau[rater] * delta[group])
+    centre = z[item]
+    with np.errstate(invalid="ignore"):
+        mass = _bin_probability((lo_r - centre) * scale, (hi_r - centre) * scale)
+    if eps is not None:
+        mass = eps[rater] * mass + (1.0 - eps[rater]) * spam_proba
+    with np.errstate(divide="ignore"):
+        return np.log(mass)
+
+
+def gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels):
+    """Gibbs sampling of OrdinalMixture's posterior on the augmented model.
+
+    Lakshminarayanan & Teh (2013), eq. 1: z_m ~ N(μ, 1/λ); a rating of
+    rater n is genuine (g = 1) with probability ε_n, then a latent score
+    x ~ N(z_m, 1/(τ_n δ_c(m))) falls in the bin [b_{k-1}, b_k) of its
+    level k; otherwise (g = 0) the level is drawn from π.  With x and g
+    as latent variables every conditional is standard:
+
+    - (g, x) | z, τ, δ, ε: g with odds ε_n P(k | z, τ, δ) : (1 - ε_n) π_k
+      (x summed out), then x from N(z_m, 1/(τ_n δ)) truncated to the bin;
+    - z_m | x, g: normal, precision λ + δ Σ_genuine τ_n and mean
+      (λ μ + δ Σ τ_n x) / precision; a known item (gold y) keeps its value;
+    - τ_n | x, z, g: Gamma(α + G_n / 2, β + Σ δ (x - z)² / 2) over its G_n
+      genuine ratings;
+    - the population (α, β) of the precisions, which the fit estimates by
+      type-II maximum likelihood: β | α, τ conjugate, Gamma(a_β + J α,
+      b_β + Σ τ_n), and log α by random-walk Metropolis, under the proper
+      hyperprior of ``_PRECISION_HYPERPRIOR`` (the type-II ML point is no
+      posterior: on simulated data it collapses to α in the hundreds, every
+      rater at one precision);
+    - δ_c | x, z, g: Gamma(φ + G_c / 2, η + Σ τ (x - z)² / 2);
+    - the scale shared by τ and δ (a group move, below);
+    - ε_n | g: Beta(1 + G_n, 1 + S_n), under a uniform prior (the fit's
+      maximum-likelihood ε is its mode).
+
+    Each sweep starts with Metropolis moves of every rater's (ε_n, τ_n),
+    of every item's z_m and of the common scale of δ with g and x summed
+    out (``_ordinal_log_mass``): with hundreds of ratings per rater the
+    conditionals above alone move these by a small fraction of their
+    posterior width per sweep.
+
+    The drawn prevalence is the share of items whose z falls in each bin
+    (outer bins open-ended), a function of the latent grades; the item
+    probabilities are Rao-Blackwellised, the bin masses of z_m's normal
+    conditional.  The chain starts at the fit (the items at their q(z)
+    means).
+    """
+    if model.link != "ordinal":
+        raise ValueError("method='gibbs' for OrdinalMixture needs link='ordinal'; "
+                         f"got link={model.link!r}.")
+    if model.difficulty == "group":
+        raise ValueError("method='gibbs' for OrdinalMixture does not take "
+                         "difficulty='group' (posterior_samples has no groups).")
+    n, J = data.n_items, data.n_raters
+    item, rater, label = data.item, data.rater, data.label
+    lower, upper, value, log_spam, _ = model._scale(data.n_classes)
+    mu0 = float(np.mean(value)) if model.prior_mean is None else float(model.prior_mean)
+    lam0 = float(model.prior_precision)
+    alpha, beta = float(model.precision_shape_), float(model.precision_rate_)
+    (a_alpha, b_alpha), (a_beta, b_beta) = _PRECISION_HYPERPRIOR
+    step_scale = float(model._scale(data.n_classes)[4])
+    b_beta = b_beta / step_scale ** 2  # β is in units of step² (τ in 1 / step²)
+    log_alpha_step = 0.3
+
+    def log_alpha_target(a, beta, sum_log_tau):
+        return (J * (a * np.log(beta) - gammaln(a)) + a * sum_log_tau
+                + a_alpha * np.log(a) - b_alpha * a)  # (Jacobian of log α included)
+    phi, eta = float(model.difficulty_shape), float(model.difficulty_rate)
+    spam_proba = np.exp(log_spam)[label]
+    rater_counts = np.bincount(rater, minlength=J)
+    lo_r, hi_r = lower[label], upper[label]
+    per_item = model.difficulty == "item"
+    if per_item and (model.group_difficulty_ is None or len(model.group_difficulty_) != n):
+        raise ValueError("difficulty='item': X must be the ratings the model was fitted to.")
+    group = item if per_item else np.zeros(len(item), dtype=np.int64)
+    n_groups = n if per_item else 1
+    known = np.full(n, np.nan)
+    if data.gold is not None:
+        gold = data.gold >= 0
+        known[gold] = value[data.gold[gold]]
+    is_known = ~np.isnan(known)
+    # the start: the fit
+    tau = np.array(model.rater_precision_, dtype=np.float64)
+    eps = (np.array(model.rater_reliability_, dtype=np.float64) if model.spam
+           else np.ones(J))
+    delta = np.array(model.group_difficulty_, dtype=np.float64)
+    mean = model.item_mean_
+    z = (np.array(mean, dtype=np.float64) if mean is not None and len(mean) == n
+         else np.array(model._infer_items(data)["mu"], dtype=np.float64))
+    z = np.where(is_known, known, z)
+    inner = model.thresholds_[1:-1]
+    K = len(value)
+    draws = {k: [] for k in ("prior", "tau", "tau_shape", "tau_rate", "eps", "delta",
+                             "delta_shape", "delta_rate", "alpha", "beta")}
+    labels, proba_sum = [], np.zeros((n, K))
+    if model.spam:
+        # the fit's ε can sit at 0 or 1, where the logit move has no scale
+        eps = np.clip(eps, 1e-9, 1.0 - 1e-9)
+    log_eps_step, log_tau_step, z_step = np.full(J, 0.5), np.full(J, 0.3), np.full(n, 0.3)
+    log_delta_step = np.full(1, 0.1)
+
+    def log_mass(eps, tau, z, delta):
+        return _ordinal_log_mass(eps if model.spam else None, tau, z, delta, item, rater,
+                                 group, lo_r, hi_r, spam_proba)
+
+    def metropolis(current, proposal, log_ratio, step, adapt):
+        accepted = np.log(rng.random(len(current))) < log_ratio
+        if adapt:
+            step *= np.exp(0.1 * (accepted - 0.44))
+        return np.where(accepted, proposal, current), accepted
+
+    for sweep in range(n_burnin + n_samples * thin):
+        # Metropolis moves with every rating's spam indicator and latent
+        # score summed out: the Gibbs draws below alone mix in tens to
+        # hundreds of sweeps when a rater has hundreds of ratings, as
+        # ε | g and g | ε, τ | x and x | τ, z | x and x | z are each nearly
+        # deterministic given the other (the slow data augmentation of Liu
+        # & Wu 1999), and 200 draws thinned by 5 then under-covered.  The
+        # indicators and scores are drawn afresh from their conditional
+        # right after, so nothing reads a stale one (a partially collapsed
+        # sampler, van Dyk & Park 2008).  Proposal scales adapt during
+        # burn-in only.
+        adapt = sweep < n_burnin
+        current = log_mass(eps, tau, z, delta)  # per rating
+        for _ in range(_RATER_MOVES):
+            # (ε_n, τ_n) | z, δ, α, β: logit ε_n and log τ_n by random walk,
+            # every rater at once (they are independent given z and δ)
+            if model.spam:
+                logit = np.log(eps) - np.log1p(-eps)
+                proposal = np.clip(expit(logit + log_eps_step * rng.standard_normal(J)),
+                                   1e-12, 1.0 - 1e-12)
+                moved = log_mass(proposal, tau, z, delta)
+                # uniform prior; the Jacobian of the logit, ε (1 - ε)
+                log_ratio = (np.bincount(rater, weights=moved - current, minlength=J)
+                             + np.log(proposal) + np.log1p(-proposal)
+                             - np.log(eps) - np.log1p(-eps))
+                eps, accepted = metropolis(eps, proposal, log_ratio, log_eps_step, adapt)
+                current = np.where(accepted[rater], moved, current)
+            proposal = tau * np.exp(log_tau_step * rng.standard_normal(J))
+            moved = log_mass(eps, proposal, z, delta)
+            # Gamma(α, β) prior times the Jacobian of log τ
+            log_ratio = (np.bincount(rater, weights=moved - current, minlength=J)
+                         + alpha * (np.log(proposal) - np.log(tau)) - beta * (proposal - tau))
+            tau, accepted = metropolis(tau, proposal, log_ratio, log_tau_step, adapt)
+            current = np.where(accepted[rater], moved, current)
+            # every δ_c times one factor c, by random walk on log c: the
+            # precisions' common scale, which the per-rater moves shift only
+            # against the pull of their population (α, β)
+            c = np.exp(log_delta_step[0] * rng.standard_normal())
+            moved = log_mass(eps, tau, z, delta * c)
+            # Gamma(φ, η) prior times the Jacobian c^G of the group move
+            log_ratio = (np.sum(moved - current) + phi * n_groups * np.log(c)
+                         - eta * (c - 1.0) * delta.sum())
+            _, accepted = metropolis(np.zeros(1), np.zeros(1), np.array([log_ratio]),
+                                     log_delta_step, adapt)
+            if accepted[0]:
+                delta, current = delta * c, moved
+            # z_m | ε, τ, δ under N(μ, 1/λ), every item at once; a known
+            # item keeps its value
+            proposal = np.where(is_known, z, z + z_step * rng.standard_normal(n))
+            moved = log_mass(eps, tau, proposal, delta)
+            with np.errstate(invalid="ignore"):
+                log_ratio = (np.bincount(item, weights=moved - current, minlength=n)
+                             - 0.5 * lam0 * ((proposal - mu0) ** 2 - (z - mu0) ** 2))
+            z, accepted = metropolis(z, proposal, log_ratio, z_step, adapt)
+            current = np.where(accepted[item], moved, current)
+        # (g, x) | z, τ, δ, ε
+        scale = np.sqrt(tau[rater] * delta[group])
+        centre = z[item]
+        with np.errstate(invalid="ignore"):
+            lo, hi = (lo_r - centre) * scale, (hi_r - centre) * scale
+        if model.spam:
+            genuine_mass = eps[rater] * _bin_probability(lo, hi)
+            total = genuine_mass + (1.0 - eps[rater]) * spam_proba
+            with np.errstate(invalid="ignore", divide="ignore"):
+                p_genuine = np.where(total > 0, genuine_mass / total, eps[rater] > 0)
+            genuine = rng.random(len(item)) < p_genuine
+        else:
+            genuine = np.ones(len(item), dtype=bool)
+        x = centre + _truncated_normal(lo, hi, rng) / scale
+        # z | x, g
+        w = np.where(genuine, tau[rater] * delta[group], 0.0)
+        precision = lam0 + np.bincount(item, weights=w, minlength=n)
+        post_mean = (lam0 * mu0 + np.bincount(item, weights=w * x, minlength=n)) / precision
+        z = post_mean + rng.standard_normal(n) / np.sqrt(precision)
+        z = np.where(is_known, known, z)
+        post_precision = np.where(is_known, np.inf, precision)
+        post_mean = np.where(is_known, known, post_mean)
+        # τ | x, z, g, δ and δ | x, z, g, τ
+        sq = np.where(genuine, (x - z[item]) ** 2, 0.0)
+        n_genuine = np.bincount(rater, weights=genuine, minlength=J)
+        tau_shape = alpha + 0.5 * n_genuine
+        tau_rate = beta + 0.5 * np.bincount(rater, weights=sq * delta[group], minlength=J)
+        tau = rng.gamma(tau_shape, 1.0 / tau_rate)
+        # (α, β) | τ
+        sum_log_tau = float(np.sum(np.log(tau)))
+        for _ in range(_HYPER_MOVES):
+            proposal = alpha * np.exp(log_alpha_step * rng.standard_normal())
+            accepted = (np.log(rng.random()) < log_alpha_target(proposal, beta, sum_log_tau)
+                        - log_alpha_target(alpha, beta, sum_log_tau))
+            if accepted:
+                alpha = proposal
+            if sweep < n_burnin:
+                log_alpha_step *= np.exp(0.1 * (accepted - 0.44))
+            beta = rng.gamma(a_beta + J * alpha, 1.0 / (b_beta + tau.sum()))
+        delta_shape = phi + 0.5 * np.bincount(group, weights=genuine, minlength=n_groups)
+        delta_rate = eta + 0.5 * np.bincount(group, weights=sq * tau[rater], minlength=n_groups)
+        delta = rng.gamma(delta_shape, 1.0 / delta_rate)
+        # the ridge (τ c, β / c, δ / c), along which every τ_n δ_c and so
+        # the likelihood do not change: c drawn from its conditional under
+        # the scaling group (Liu & Sabatti 2000), 1 / c ~ Gamma(a_β + G φ,
+        # b_β β + η Σ δ_c); without it the chain crawls along the one
+        # direction that only the priors of β and δ fix
+        c = 1.0 / rng.gamma(a_beta + n_groups * phi, 1.0 / (b_beta * beta + eta * delta.sum()))
+        tau, beta, delta = tau * c, beta / c, delta / c
+        # ε | g
+        if model.spam:
+            eps = rng.beta(1.0 + n_genuine, 1.0 + rater_counts - n_genuine)
+        kept = sweep - n_burnin
+        if kept >= 0 and kept % thin == 0:
+            codes = np.searchsorted(inner, z, side="right")
+            draws["prior"].append(np.bincount(codes, minlength=K) / n)
+            for key, val in (("tau", tau), ("tau_shape", tau_shape), ("tau_rate", tau_rate),
+                             ("eps", eps), ("delta", delta), ("delta_shape", delta_shape),
+                             ("delta_rate", delta_rate), ("alpha", alpha), ("beta", beta)):
+                draws[key].append(val)
+            proba_sum += model._bin_mass(post_mean, post_precision)
+            if keep_labels:
+                labels.append(codes.astype(np.int32))
+    eps_draws = np.stack(draws["eps"])
+    samples = {
+        "class_prior_": np.stack(draws["prior"]),
+        "rater_precision_": np.stack(draws["tau"]),
+        "rater_precision_shape_": np.stack(draws["tau_shape"]),
+        "rater_precision_rate_": np.stack(draws["tau_rate"]),
+        "rater_reliability_": eps_draws,
+        "_rater_spamminess": 1.0 - eps_draws,
+        "group_difficulty_": np.stack(draws["delta"]),
+        "group_difficulty_shape_": np.stack(draws["delta_shape"]),
+        "group_difficulty_rate_": np.stack(draws["delta_rate"]),
+        "precision_shape_": np.array(draws["alpha"]),
+        "precision_rate_": np.array(draws["beta"]),
+    }
+    return samples, proba_sum / n_samples, (np.stack(labels) if keep_labels else None)

@@ -82,7 +82,7 @@ def test_irt_log_table_is_the_rating_model():
     out in numpy: correct with probability λ + (1 - λ) σ(δ (α^z - β))."""
     from scipy.special import expit
 
-    from skcrowd.uncertainty import _irt_log_table
+    from skcrowd._irt import _irt_log_table
 
     model = IRT3PL(learn_item_prior=False)
     grid = ((np.array([[-1.0, 0.5, 0.0], [0.3, -0.2, 1.0]]), np.log([0.4, 0.6])))

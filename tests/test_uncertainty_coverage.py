@@ -15,8 +15,8 @@ from scipy import stats
 
 from skcrowd import OrdinalMixture, Ratings
 from skcrowd.datasets import make_ordinal
-from skcrowd.uncertainty import (_PRECISION_HYPERPRIOR, _ordinal_log_mass,
-                                 effective_sample_size, posterior_samples)
+from skcrowd._ordinal import _PRECISION_HYPERPRIOR, _ordinal_log_mass
+from skcrowd.uncertainty import effective_sample_size, posterior_samples
 
 #: open-ended outer bins on the scale 1..5
 OPEN = np.array([-np.inf, 1.5, 2.5, 3.5, 4.5, np.inf])

@@ -6,9 +6,9 @@ from scipy import stats
 
 from skcrowd import OrdinalMixture, Ratings
 from skcrowd.datasets import make_ordinal
-from skcrowd.uncertainty import (_bin_probability, _truncated_normal, interval, model_at,
-                                 posterior_samples, predict_proba, prevalence_interval,
-                                 rater_table, sample_labels)
+from skcrowd._ordinal import _bin_probability, _truncated_normal
+from skcrowd.uncertainty import (interval, model_at, posterior_samples, predict_proba,
+                                 prevalence_interval, rater_table, sample_labels)
 
 #: open-ended outer bins, as make_ordinal simulates
 OPEN = np.array([-np.inf, 1.5, 2.5, 3.5, 4.5, np.inf])
