@@ -191,6 +191,17 @@ class DawidSkene(PosteriorMixin, OnlineEMMixin, WarmStartMixin, CrowdModel):
         "init": [StrOptions({"majority", "random"})],
     }
 
+    # -- posterior sampling (skcrowd.uncertainty) --------------------------
+    #: what a posterior draw replaces
+    _posterior_attributes = ("class_prior_", "confusion_", "rater_accuracy_")
+    #: (burn-in sweeps, sweeps per kept draw): the chain mixes slowly
+    #: when raters are close to guessing; with thin=5 it covers at its nominal
+    #: rates by simulation, with thin=1 it does not (doc/uncertainty.rst)
+    _chain_defaults = (200, 5)
+
+    def _posterior_chain(self, data, n_samples, n_burnin, thin, rng, keep_labels):
+        return gibbs_posterior(self, data, n_samples, n_burnin, thin, rng, keep_labels)
+
     def __init__(
         self,
         *,

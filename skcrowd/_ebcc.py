@@ -150,6 +150,18 @@ class EBCC(PosteriorMixin, CrowdModel):
         "prior_class": [Interval(Real, 0, None, closed="neither"), StrOptions({"empirical"})],
     }
 
+    # -- posterior sampling (skcrowd.uncertainty) --------------------------
+    #: what a posterior draw replaces
+    _posterior_attributes = ("class_prior_", "subtype_prior_", "subtype_confusion_", "confusion_",
+                             "rater_accuracy_", "class_posterior_", "subtype_posterior_",
+                             "rater_posterior_")
+    #: (burn-in sweeps, sweeps per kept draw): covers at its nominal
+    #: rates by simulation (doc/uncertainty.rst)
+    _chain_defaults = (200, 5)
+
+    def _posterior_chain(self, data, n_samples, n_burnin, thin, rng, keep_labels):
+        return gibbs_posterior(self, data, n_samples, n_burnin, thin, rng, keep_labels)
+
     def __init__(
         self,
         *,

@@ -199,6 +199,16 @@ class GLAD(PosteriorMixin, OnlineEMMixin, WarmStartMixin, CrowdModel):
         "n_quadrature": [Interval(Integral, 1, None, closed="left")],
     }
 
+    # -- posterior sampling (skcrowd.uncertainty) --------------------------
+    #: what a posterior draw replaces
+    _posterior_attributes = ("class_prior_", "rater_ability_")
+    #: (burn-in sweeps, sweeps per kept draw): covers at its nominal
+    #: rates by simulation (doc/uncertainty.rst)
+    _chain_defaults = (200, 10)
+
+    def _posterior_chain(self, data, n_samples, n_burnin, thin, rng, keep_labels):
+        return gibbs_posterior(self, data, n_samples, n_burnin, thin, rng, keep_labels)
+
     def __init__(
         self,
         *,

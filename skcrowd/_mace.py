@@ -184,6 +184,17 @@ default="learn"
         "init_iter": [Interval(Integral, 0, None, closed="left"), None],
     }
 
+    # -- posterior sampling (skcrowd.uncertainty) --------------------------
+    #: what a posterior draw replaces
+    _posterior_attributes = ("class_prior_", "rater_competence_", "spam_distribution_",
+                             "rater_accuracy_", "competence_posterior_", "spam_posterior_")
+    #: (burn-in sweeps, sweeps per kept draw): covers at its nominal
+    #: rates by simulation (doc/uncertainty.rst)
+    _chain_defaults = (200, 5)
+
+    def _posterior_chain(self, data, n_samples, n_burnin, thin, rng, keep_labels):
+        return gibbs_posterior(self, data, n_samples, n_burnin, thin, rng, keep_labels)
+
     def __init__(
         self,
         *,

@@ -261,7 +261,25 @@ class PosteriorMixin:
     argument.  Every method needs the ratings ``X`` the model was fitted to
     (and its known labels ``y``, if it had any): the model does not keep
     them.
+
+    A model with a sampler sets the hooks below: ``_posterior_attributes``,
+    the fitted attributes that hold its global parameters (the
+    prevalence, the rater parameters, population hyperparameters; derived
+    ones such as ``rater_accuracy_`` too, so that the tables read a draw
+    consistently), ``_chain_defaults`` and ``_posterior_chain``.
     """
+
+    #: the fitted attributes a posterior draw replaces
+    _posterior_attributes = ()
+    #: the chain's (burn-in sweeps, sweeps per kept draw) when not given
+    _chain_defaults = (200, 5)
+
+    def _posterior_chain(self, data, n_samples, n_burnin, thin, rng, keep_labels):
+        """The model's Gibbs sampler on its encoded ratings ``data``: the
+        draws (a dict of arrays with a leading draw axis), the item
+        posteriors averaged over them and, with ``keep_labels``, the
+        classes drawn jointly (else None)."""
+        raise NotImplementedError
 
     def posterior_samples(self, X, n_samples=200, *, y=None, method="auto",
                           random_state=None, n_burnin=None, thin=None):

@@ -271,6 +271,19 @@ class OrdinalMixture(PosteriorMixin, WarmStartMixin, CrowdModel):
         "init_reliability": [Interval(Real, 0, 1, closed="neither")],
     }
 
+    # -- posterior sampling (skcrowd.uncertainty) --------------------------
+    #: what a posterior draw replaces
+    _posterior_attributes = ("class_prior_", "rater_precision_", "rater_precision_shape_",
+                             "rater_precision_rate_", "rater_reliability_", "_rater_spamminess",
+                             "group_difficulty_", "group_difficulty_shape_",
+                             "group_difficulty_rate_", "precision_shape_", "precision_rate_")
+    #: (burn-in sweeps, sweeps per kept draw): covers at its nominal
+    #: rates by simulation (doc/uncertainty.rst)
+    _chain_defaults = (200, 5)
+
+    def _posterior_chain(self, data, n_samples, n_burnin, thin, rng, keep_labels):
+        return gibbs_posterior(self, data, n_samples, n_burnin, thin, rng, keep_labels)
+
     def __init__(
         self,
         *,

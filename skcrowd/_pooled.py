@@ -126,6 +126,17 @@ class PooledDawidSkene(DawidSkene):
         "init": [StrOptions({"majority", "random"})],
     }
 
+    # -- posterior sampling (skcrowd.uncertainty) --------------------------
+    #: what a posterior draw replaces
+    _posterior_attributes = ("class_prior_", "confusion_", "rater_accuracy_",
+                             "confusion_posterior_", "population_", "population_confusion_")
+    #: (burn-in sweeps, sweeps per kept draw): the population's
+    #: concentrations move slowly (doc/uncertainty.rst)
+    _chain_defaults = (200, 20)
+
+    def _posterior_chain(self, data, n_samples, n_burnin, thin, rng, keep_labels):
+        return posterior_chain(self, data, n_samples, n_burnin, thin, rng, keep_labels)
+
     def __init__(
         self,
         *,

@@ -59,13 +59,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._dask import is_dask_frame
-from ._dawid_skene import gibbs_posterior as dawid_skene_chain
-from ._ebcc import gibbs_posterior as ebcc_chain
-from ._glad import gibbs_posterior as glad_chain
-from ._irt import gibbs_posterior as irt_chain
-from ._mace import gibbs_posterior as mace_chain
-from ._ordinal import gibbs_posterior as ordinal_chain
-from ._pooled import posterior_chain as pooled_chain
 from ._ratings import Ratings
 
 __all__ = [
@@ -79,38 +72,17 @@ __all__ = [
     "sample_labels",
 ]
 
-#: The fitted attributes that hold each model's global parameters (the
-#: prevalence, the rater parameters, population hyperparameters): what a
-#: draw replaces.  Derived attributes (``rater_accuracy_``,
-#: ``sensitivity_``) are drawn too, so that tables read them consistently.
-GLOBAL_ATTRIBUTES = {
-    "DawidSkene": ("class_prior_", "confusion_", "rater_accuracy_"),
-    "EBCC": ("class_prior_", "subtype_prior_", "subtype_confusion_", "confusion_",
-             "rater_accuracy_", "class_posterior_", "subtype_posterior_", "rater_posterior_"),
-    "IRT3PL": ("class_prior_", "alpha_sens_", "alpha_spec_", "sensitivity_",
-               "specificity_", "item_prior_"),
-    "GLAD": ("class_prior_", "rater_ability_"),
-    "MACE": ("class_prior_", "rater_competence_", "spam_distribution_", "rater_accuracy_",
-             "competence_posterior_", "spam_posterior_"),
-    "OrdinalMixture": ("class_prior_", "rater_precision_", "rater_precision_shape_",
-                       "rater_precision_rate_", "rater_reliability_", "_rater_spamminess",
-                       "group_difficulty_", "group_difficulty_shape_",
-                       "group_difficulty_rate_", "precision_shape_", "precision_rate_"),
-    "PooledDawidSkene": ("class_prior_", "confusion_", "rater_accuracy_", "confusion_posterior_",
-                         "population_", "population_confusion_"),
-}
-
 _METHODS = ("auto", "gibbs", "bootstrap")
 
 
 # -- input --------------------------------------------------------------------
 def _check_model(model):
-    name = type(model).__name__
-    if name not in GLOBAL_ATTRIBUTES:
-        raise ValueError(f"posterior uncertainty is available for {sorted(GLOBAL_ATTRIBUTES)}; "
-                         f"got {name}.")
+    # a model declares its sampler's hooks (skcrowd._mixins.PosteriorMixin)
+    if not getattr(model, "_posterior_attributes", ()):
+        raise ValueError("posterior uncertainty is available for the models with a "
+                         "posterior sampler (DawidSkene, EBCC, GLAD, IRT3PL, MACE, "
+                         f"OrdinalMixture, PooledDawidSkene); got {type(model).__name__}.")
     check_is_fitted(model)
-    return name
 
 
 def _check_count(value, name, low=1):
@@ -146,7 +118,7 @@ def _encoded(model, X, y=None):
 
 # -- draws and the model at one draw -----------------------------------------------
 def _attribute_names(model):
-    names = GLOBAL_ATTRIBUTES[type(model).__name__]
+    names = model._posterior_attributes
     return tuple(n for n in names if getattr(model, n, None) is not None)
 
 
@@ -236,48 +208,24 @@ def _bootstrap(model, data, n_samples, rng):
     return {name: _stack(values) for name, values in draws.items()}
 
 
-#: Each model's Gibbs sampler, in the model's own module:
-#: ``sampler(model, data, n_samples, n_burnin, thin, rng, keep_labels)``
-#: returns the draws, the item posteriors averaged over them and, with
-#: ``keep_labels``, the classes drawn jointly
-_GIBBS = {"DawidSkene": dawid_skene_chain, "EBCC": ebcc_chain,
-          "IRT3PL": irt_chain, "MACE": mace_chain,
-          "GLAD": glad_chain, "OrdinalMixture": ordinal_chain,
-          "PooledDawidSkene": pooled_chain}
-#: (burn-in sweeps, sweeps per kept draw) when not given: DawidSkene's
-#: chain mixes slowly when raters are close to guessing, and reaches its
-#: nominal coverage by simulation with thin=5 (it under-covers with thin=1;
-#: see doc/uncertainty.rst); IRT3PL's abilities move by Metropolis given
-#: every item's class and grid node, and its rater intervals cover 85-87%
-#: at 90% with thin=1, nominally with thin=5
-_CHAIN_DEFAULTS = {"DawidSkene": (200, 5), "EBCC": (200, 5),
-                   "IRT3PL": (100, 5), "MACE": (200, 5),
-                   "GLAD": (200, 10), "OrdinalMixture": (200, 5),
-                   "PooledDawidSkene": (200, 20)}
-
-
-def _resolve_method(name, method):
+def _check_method(method):
     if method not in _METHODS:
         raise ValueError(f"method must be one of {list(_METHODS)}; got {method!r}.")
-    if method == "auto":
-        return "gibbs" if name in _GIBBS else "bootstrap"
-    if method == "gibbs" and name not in _GIBBS:
-        raise ValueError(f"method='gibbs' is for {sorted(_GIBBS)}; use method='bootstrap' "
-                         f"for {name}.")
-    return method
+    return "gibbs" if method == "auto" else method
 
 
 def _draw(model, X, n_samples, method, random_state, n_burnin, thin, keep_labels, y=None):
-    name = _check_model(model)
+    _check_model(model)
     n_samples = _check_count(n_samples, "n_samples")
-    method = _resolve_method(name, method)
-    default_burnin, default_thin = _CHAIN_DEFAULTS.get(name, (0, 1))
+    method = _check_method(method)
+    default_burnin, default_thin = model._chain_defaults
     n_burnin = _check_count(default_burnin if n_burnin is None else n_burnin, "n_burnin", low=0)
     thin = _check_count(default_thin if thin is None else thin, "thin")
     data = _encoded(model, X, y)
     rng = check_random_state(random_state)
     if method == "gibbs":
-        return (data, *_GIBBS[name](model, data, n_samples, n_burnin, thin, rng, keep_labels))
+        return (data, *model._posterior_chain(data, n_samples, n_burnin, thin, rng,
+                                              keep_labels))
     return data, _bootstrap(model, data, n_samples, rng), None, None
 
 
@@ -558,7 +506,8 @@ def predict_proba(model, X, *, samples=None, **kwargs):
     if samples is None:
         options = dict(kwargs)
         method = options.pop("method", "auto")
-        if _resolve_method(_check_model(model), method) == "gibbs":
+        _check_model(model)
+        if _check_method(method) == "gibbs":
             chain = [options.pop(k, d) for k, d in (("n_samples", 200), ("random_state", None),
                                                     ("n_burnin", None), ("thin", None),
                                                     ("y", None))]
@@ -626,7 +575,8 @@ def sample_labels(model, X, n_samples=100, *, samples=None, random_state=None, *
     rng = check_random_state(random_state)
     if samples is None:
         method = kwargs.pop("method", "auto")
-        if _resolve_method(_check_model(model), method) == "gibbs":
+        _check_model(model)
+        if _check_method(method) == "gibbs":
             n_burnin, thin = kwargs.pop("n_burnin", None), kwargs.pop("thin", None)
             y = kwargs.pop("y", None)
             _reject_unknown(kwargs)
