@@ -234,6 +234,18 @@ def test_integrated_probabilities_and_label_draws(small):
     assert bootstrap_labels.shape == (5, small.shape[0])
 
 
+def test_a_subclass_is_sampled_as_its_parent(small):
+    # the sampler is found through the model's hooks, not its class name
+    class Renamed(DawidSkene):
+        pass
+
+    draws = posterior_samples(Renamed().fit(small), small, 5, random_state=0)
+    parent = posterior_samples(DawidSkene().fit(small), small, 5, random_state=0)
+    assert set(draws) == set(parent)
+    for name in draws:
+        np.testing.assert_array_equal(draws[name], parent[name])
+
+
 # -- bad input --------------------------------------------------------------------------
 def test_bad_input(small):
     model = DawidSkene().fit(small)
