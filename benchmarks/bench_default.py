@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from skcrowd import (EBCC, GLAD, IRT3PL, MACE, AutoCrowd, DawidSkene,  # noqa: E402
                      MajorityVote, PooledDawidSkene, Ratings)
-from skcrowd._auto import FOLLOWS_RATERS, default_candidates  # noqa: E402
+from skcrowd._auto import choose, default_candidates  # noqa: E402
 from skcrowd.datasets import (load_bluebirds, load_caries, load_dog,  # noqa: E402
                               load_rte, load_web, make_dawid_skene, make_irt)
 
@@ -443,12 +443,10 @@ EXTRA = {"PooledDawidSkene": lambda K: PooledDawidSkene(), "GLAD": lambda K: GLA
 
 
 def _choice(row, names):
-    """AutoCrowd's rule over the candidates ``names`` of a study row: the
-    likeliest held-out whose labels are the clear majority's on at least
-    FOLLOWS_RATERS of the items that have one."""
-    names = [n for n in names if n in row["cv"]]
-    eligible = [n for n in names if row["agreement"][n] >= FOLLOWS_RATERS] or names
-    return max(eligible, key=row["cv"].get)
+    """AutoCrowd's rule (skcrowd._auto.choose) over the candidates
+    ``names`` of a study row."""
+    return choose({n: row["scores"][n] for n in names if n in row["scores"]},
+                  row["agreement"])[0]
 
 
 def study(R, truth, mask):
@@ -473,7 +471,8 @@ def study(R, truth, mask):
             cost[name] = _timed(lambda: model.fit(R), 1)[1] / ds
     accuracy = {name: float(np.mean(np.asarray(m.predict(R))[mask] == truth[mask]))
                 for name, m in auto.estimators_.items()}
-    return {"cv": auto.cv_scores_, "agreement": auto.agreement_, "acc": accuracy, "cost": cost}
+    return {"cv": auto.cv_scores_, "scores": auto.held_out_scores_, "agreement": auto.agreement_,
+            "acc": accuracy, "cost": cost}
 
 
 def run_candidates(seeds, only=None):
@@ -570,7 +569,8 @@ def run_random(n_crowds, all_models=False, first_crowd=0):
         average = np.mean([np.asarray(auto.estimators_[name].predict_proba(R))
                            for name in default], axis=0)
         classes = np.asarray(auto.estimators_["MajorityVote"].classes_)
-        row = {"cv": auto.cv_scores_, "agreement": auto.agreement_, "kappa": kappa,
+        row = {"cv": auto.cv_scores_, "scores": auto.held_out_scores_,
+               "agreement": auto.agreement_, "kappa": kappa,
                "acc": acc, "default": default,
                "average": float(np.mean(classes[average.argmax(axis=1)] == truth))}
         rows.append(row)

@@ -32,6 +32,10 @@ CLEAR_MAJORITY = 0.99
 #: half the binary items)
 FOLLOWS_RATERS = 0.75
 
+#: held-out likelihoods within this many standard errors of the best (of
+#: the items' paired differences) do not tell two candidates apart
+TIED_WITHIN = 2.0
+
 
 def default_candidates(random_state=None, n_classes=None):
     """The models AutoCrowd chooses from, by name, at their defaults; with
@@ -78,7 +82,10 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
     consistent camps, "schools of thought").  So a candidate is eligible
     only if its label is the raters' on at least three in four of the
     items where they say a class clearly (majority vote's model of
-    identical raters gives it a posterior of at least 0.99).
+    identical raters gives it a posterior of at least 0.99).  And where
+    the held-out likelihood cannot tell candidates apart (within two
+    standard errors of the best, the items' scores paired), the one whose
+    labels follow those clear majorities most often is kept.
     See :ref:`which_model` for the rule and its measured accuracy.
 
     Parameters
@@ -116,11 +123,18 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
     cv_scores_ : dict of {str: float}
         Held-out log likelihood per item of each candidate (NaN without
         folds).
+    held_out_scores_ : dict of {str: ndarray of shape (n_items,)}
+        Each candidate's held-out log likelihood of every item's ratings,
+        in the items' order (what ``cv_scores_`` averages).
     agreement_ : dict of {str: float}
         Share of the items with a clear majority on which each candidate's
         label is that majority's class (1.0 when no item has one).
     eligible_ : list of str
         The candidates that passed the agreement guard.
+    tied_ : list of str
+        The eligible candidates whose held-out likelihood is within two
+        standard errors of the best one's; ``selected_`` is the one of them
+        that agrees most often with the clear majorities.
     classes_, n_features_in_, rater_ids_
         Those of ``best_estimator_``.
 
@@ -210,8 +224,9 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         self.agreement_ = _clear_majority_agreement(labels, majority_posterior(first, data),
                                                     first.classes_)
         item_scores = self._held_out_scores(data, y, fitted, encoder)
+        self.held_out_scores_ = item_scores
         self.cv_scores_ = {name: float(np.mean(v)) for name, v in item_scores.items()}
-        self.selected_ = self._choose(item_scores)
+        self.selected_, self.eligible_, self.tied_ = choose(item_scores, self.agreement_)
         self.estimators_ = fitted
         self.best_estimator_ = fitted[self.selected_]
         for name in ("classes_", "n_features_in_", "rater_ids_", "feature_names_in_"):
@@ -239,16 +254,6 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         folds = KFold(self.cv, shuffle=True, random_state=_seed(self.random_state))
         return held_out_scores(fitted, data, encoder, folds.split(np.arange(n_items)),
                                FOLD_PASSES, refit)
-
-    def _choose(self, item_scores):
-        """The eligible candidate with the highest held-out likelihood (the
-        first eligible one when there were too few items for folds)."""
-        self.eligible_ = ([name for name in item_scores
-                           if self.agreement_[name] >= FOLLOWS_RATERS]
-                          or list(item_scores))
-        if np.isnan(item_scores[self.eligible_[0]]).any():
-            return self.eligible_[0]
-        return max(self.eligible_, key=lambda name: item_scores[name].mean())
 
     # -- the chosen model answers ----------------------------------------------
     def predict(self, X):
@@ -319,6 +324,40 @@ def _gold_array(y, item_ids):
     if hasattr(y, "get") and not isinstance(y, np.ndarray):
         return np.array([y.get(item, None) for item in item_ids], dtype=object)
     return np.asarray(y, dtype=object)
+
+
+def choose(item_scores, agreement):
+    """AutoCrowd's rule: ``(selected, eligible, tied)`` from each
+    candidate's held-out score of every item and its agreement with the
+    clear majorities.
+
+    Eligible: agreement at least :data:`FOLLOWS_RATERS` (every candidate
+    when none is).  Tied: the eligible candidates whose held-out scores
+    are within :data:`TIED_WITHIN` standard errors of the best mean.
+    Selected: of the tied, the one that agrees most often with the clear
+    majorities (to 0.1% of those items), then the likeliest.  Without
+    folds (NaN scores) the first eligible candidate."""
+    eligible = [name for name in item_scores if agreement[name] >= FOLLOWS_RATERS]
+    eligible = eligible or list(item_scores)
+    if np.isnan(item_scores[eligible[0]]).any():
+        return eligible[0], eligible, eligible[:1]
+    best = max(eligible, key=lambda name: item_scores[name].mean())
+    tied = [name for name in eligible if _tied(item_scores[name], item_scores[best])]
+    # where the ratings' likelihood cannot choose, the labels that follow
+    # the raters where they agree
+    selected = max(tied, key=lambda name: (round(agreement[name], 3),
+                                           item_scores[name].mean()))
+    return selected, eligible, tied
+
+
+def _tied(scores, best):
+    """Whether per-item held-out scores are within :data:`TIED_WITHIN`
+    standard errors of the best candidate's (paired by item)."""
+    difference = best - scores
+    if len(difference) < 2 or not difference.any():
+        return True
+    spread = difference.std(ddof=1) / np.sqrt(len(difference))
+    return difference.mean() <= TIED_WITHIN * spread
 
 
 def _clear_majority_agreement(labels, posterior, classes):
