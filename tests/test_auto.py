@@ -123,6 +123,33 @@ def test_selection_follows_the_held_out_likelihood(rte):
     assert np.all(np.isfinite(list(auto.cv_scores_.values())))
 
 
+def test_the_rule_on_known_scores():
+    from skcrowd._auto import choose
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(-3.0, 1.0, 400)
+    scores = {
+        "likeliest": base,
+        # 0.002 nats per item below, with paired noise of sd 0.1 (two
+        # standard errors: 0.01): tied
+        "tied": base - 0.002 + rng.normal(0.0, 0.1, 400),
+        # 0.2 below with the same noise: clearly worse
+        "worse": base - 0.2 + rng.normal(0.0, 0.1, 400),
+        # the likeliest of all, but its labels leave the clear majorities
+        "unrelated": base + 1.0,
+    }
+    agreement = {"likeliest": 0.90, "tied": 0.99, "worse": 1.0, "unrelated": 0.5}
+    selected, eligible, tied = choose(scores, agreement)
+    assert eligible == ["likeliest", "tied", "worse"]
+    assert tied == ["likeliest", "tied"]
+    assert selected == "tied"
+    # equal agreement (to 0.1%): the likelier
+    assert choose(scores, {**agreement, "likeliest": 0.9904})[0] == "likeliest"
+    # no folds: the first eligible candidate
+    nan = {name: np.full(3, np.nan) for name in scores}
+    assert choose(nan, agreement) == ("likeliest", eligible, ["likeliest"])
+
+
 def test_a_tie_in_likelihood_goes_to_the_labels_that_follow_the_raters():
     # 99% of the items in one class, a quarter of the raters spammers: the
     # full Dawid-Skene model is the likeliest held out, by less than two
