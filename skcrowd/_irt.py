@@ -30,6 +30,7 @@ from ._base import CrowdModel, fit_encoded
 from ._backend import on_workers
 from ._kernels import _irt as kernels
 from ._kernels import _uncertainty as uncertainty_kernels
+from ._kernels._common import dot
 from ._kernels._config import use_numpy
 from ._mixins import PosteriorMixin, WarmStartMixin
 
@@ -602,8 +603,8 @@ class IRT3PL(PosteriorMixin, WarmStartMixin, CrowdModel):
         }
         stats = {
             "expected_counts": expected_counts,
-            "positive": float(pat["count"] @ proba1),
-            "loglik_total": float(pat["count"] @ loglik),
+            "positive": dot(pat["count"], proba1),
+            "loglik_total": dot(pat["count"], loglik),
         }
         return items, stats
 

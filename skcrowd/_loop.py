@@ -17,6 +17,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ._kernels._common import dot
+
 __all__ = ["ConvergenceMonitor", "Progress", "Squarem", "em_loop", "run_restarts"]
 
 
@@ -181,10 +183,10 @@ class Squarem:
         with np.errstate(invalid="ignore"):  # inf - inf where not free, dropped
             r = np.where(free, x1 - x0, 0.0)
             v = np.where(free, x2 - 2.0 * x1 + x0, 0.0)
-        rr, vv = float(r @ r), float(v @ v)
+        rr, vv = dot(r, r), dot(v, v)
         if not (vv > 0.0 and np.isfinite(rr) and np.isfinite(vv)):
             return None, -1.0, False, np.inf
-        rate = float((r + v) @ (r + v)) / rr if rr > 0.0 else np.inf
+        rate = dot(r + v, r + v) / rr if rr > 0.0 else np.inf
         length = np.sqrt(rr / vv)
         a = -min(max(length, 1.0), self.step_max)
         if a == -1.0:  # θ' = θ2: nothing to gain

@@ -5,6 +5,7 @@ the restart runner.  The models' tests run the same parts on real data."""
 import numpy as np
 import pytest
 
+from skcrowd._kernels._common import dot
 from skcrowd._loop import ConvergenceMonitor, Squarem, State, em_loop, run_restarts
 
 #: a contraction x -> A x + c (eigenvalues 0.3 and 0.95: one slow
@@ -80,6 +81,28 @@ def test_squarem_step_length_rule():
     np.testing.assert_allclose(trial, x0 + 4 * (x1 - x0) + 4 * (x2 - 2 * x1 + x0))
     squarem.rejected(True)
     assert squarem.step_max == 1.0
+
+
+@pytest.mark.parametrize("n", [0, 1, 50_000])
+def test_dot_is_the_sum_of_products(n):
+    # long enough that BLAS would thread it
+    rng = np.random.default_rng(n)
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    value = dot(a, b)
+    assert isinstance(value, float)
+    assert value == pytest.approx(float(np.sum(a * b)), rel=1e-12, abs=1e-12)
+
+
+def test_squarem_step_on_a_long_parameter_vector():
+    # the step length from the two plain steps, |r| / |v| (here 2, one
+    # value per parameter on 50,000 parameters)
+    squarem = Squarem(lambda p: p, lambda v, template: v, step_max=8.0)
+    x0 = np.zeros(50_000)
+    x1, x2 = x0 + 1.0, x0 + 1.5
+    trial, a, at_max, rate = squarem.extrapolate(x0, x1, x2)
+    assert a == -2.0 and not at_max
+    assert rate == pytest.approx(0.25)  # |θ2 - θ1|² / |θ1 - θ0|²
+    np.testing.assert_allclose(trial, x0 + 4 * (x1 - x0) + 4 * (x2 - 2 * x1 + x0))
 
 
 @pytest.mark.parametrize("parallel", [False, True])

@@ -25,6 +25,19 @@ PARALLEL_MIN_RATINGS = 100_000
 BOUNDARY_NUMPY_MAX_RATINGS = 1_000_000
 
 
+def dot(a, b):
+    """The sum of products of two vectors, without BLAS.
+
+    OpenBLAS runs a dot product of more than 10,000 terms on its threads,
+    which then spin on the other cores for a while after it: a fit that
+    calls one per pass (the SQUAREM step over every parameter, IRT3PL's
+    expected counts over the items) took about twice its wall time in CPU
+    with 20,000 raters (MACE 2.4 s of CPU for 1.2 s, AutoCrowd 14.6 s for
+    8.6 s; benchmarks/bench_default.py --only cost).  einsum sums in one
+    thread, at a cost too small to matter in one call per pass."""
+    return float(np.einsum("i,i->", a, b))
+
+
 def serial_and_parallel(func=None, *, numpy=None, parallel_min=None):
     """Compile ``func`` (lazily, each on its first call) with ``parallel=True``
     (its ``prange`` loops run on numba's threads) and serially; returns the
