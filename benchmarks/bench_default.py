@@ -362,36 +362,30 @@ def _timed(fit, repeats):
     return best
 
 
-def large_binary(seed):
-    """100,000 binary ratings: 20,000 items, 100 one-coin raters 0.6-0.95
-    right, 5 ratings per item, 60% prevalence."""
+def large_binary(seed, n_raters=100, accuracy=(0.6, 0.95), skew=None):
+    """100,000 binary ratings: 20,000 items, 5 ratings per item, one-coin
+    raters ``accuracy`` right, 60% prevalence; ``n_raters`` equally busy,
+    or with ``skew`` their activity falling as rank^-skew."""
     rng = np.random.default_rng(seed)
-    n_items, n_raters, per_item = 20_000, 100, 5
+    n_items, per_item = 20_000, 5
     truth = (rng.random(n_items) < 0.6).astype(np.int64)
-    accuracy = rng.uniform(0.6, 0.95, n_raters)
+    right_share = rng.uniform(*accuracy, n_raters)
+    activity = None
+    if skew is not None:
+        activity = 1.0 / np.arange(1, n_raters + 1) ** skew
+        activity /= activity.sum()
     item = np.repeat(np.arange(n_items), per_item)
-    rater = np.concatenate([rng.choice(n_raters, per_item, replace=False)
+    rater = np.concatenate([rng.choice(n_raters, per_item, replace=False, p=activity)
                             for _ in range(n_items)])
-    right = rng.random(item.size) < accuracy[rater]
+    right = rng.random(item.size) < right_share[rater]
     return _ratings(item, rater, np.where(right, truth[item], 1 - truth[item]), n_items)
 
 
 def many_raters(seed):
-    """100,000 binary ratings by 20,000 raters: 20,000 items, 5 ratings per
-    item, rater activity falling as rank^-0.7 (18,278 raters rate; the
-    median gives 3 ratings, the busiest 1,526), one-coin raters 0.55-0.95
-    right, classes equally likely.  Every per-rater step works on 20,000 rows."""
-    rng = np.random.default_rng(seed)
-    n_items, n_raters, per_item = 20_000, 20_000, 5
-    truth = rng.integers(0, 2, n_items)
-    accuracy = rng.uniform(0.55, 0.95, n_raters)
-    activity = 1.0 / np.arange(1, n_raters + 1) ** 0.7
-    activity /= activity.sum()
-    item = np.repeat(np.arange(n_items), per_item)
-    rater = np.concatenate([rng.choice(n_raters, per_item, replace=False, p=activity)
-                            for _ in range(n_items)])
-    right = rng.random(item.size) < accuracy[rater]
-    return _ratings(item, rater, np.where(right, truth[item], 1 - truth[item]), n_items)
+    """:func:`large_binary` by 20,000 raters 0.55-0.95 right, activity
+    falling as rank^-0.7: most raters give a few ratings, so every
+    per-rater step works on 20,000 rows."""
+    return large_binary(seed, n_raters=20_000, accuracy=(0.55, 0.95), skew=0.7)
 
 
 def run_cost(repeats=5):
@@ -421,7 +415,8 @@ def run_cost(repeats=5):
               "CPU seconds (best of 3), and their sum over one DawidSkene fit:")
         print("| data | candidate | fit | folds | (fit + folds) / DawidSkene |")
         print("|---|---|---|---|---|")
-        for name in ("rte", "100,000 binary ratings (synthetic)"):
+        for name in ("rte", "100,000 binary ratings (synthetic)",
+                     "100,000 ratings by 20,000 raters (synthetic)"):
             ds = _timed(lambda: DawidSkene().fit(data[name]), repeats)[1]
             for candidate, (fit, folds) in candidate_costs(data[name]).items():
                 print(f"| {name} | {candidate} | {fit:.4f} | {folds:.4f} | "

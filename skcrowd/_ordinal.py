@@ -15,7 +15,7 @@ from ._base import (CrowdModel, item_chunks, item_ids_of, item_keys, item_normal
                     numba_threads)
 from ._backend import ON_DASK, on_workers
 from ._kernels import _ordinal as kernels
-from ._kernels._common import item_means
+from ._kernels._common import dot, item_means
 from ._mixins import PosteriorMixin, WarmStartMixin
 from ._ratings import encode_groups, per_class, per_item
 
@@ -799,7 +799,7 @@ class OrdinalMixture(PosteriorMixin, WarmStartMixin, CrowdModel):
             acc = stats["rater_acc"]
             new["delta_shape"] = np.array([self.difficulty_shape + 0.5 * acc[:, 1].sum()])
             new["delta_rate"] = np.array([self.difficulty_rate
-                                          + 0.5 * np.dot(shape / rate, acc[:, 3])])
+                                          + 0.5 * dot(shape / rate, acc[:, 3])])
         elif self.difficulty == "group" and "out" in stats:
             C = problem.n_groups
             g_genuine, g_error = np.empty(C), np.empty(C)
