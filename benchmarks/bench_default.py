@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from skcrowd import (EBCC, GLAD, IRT3PL, MACE, AutoCrowd, DawidSkene,  # noqa: E402
                      MajorityVote, PooledDawidSkene, Ratings)
-from skcrowd._auto import choose, default_candidates  # noqa: E402
+from skcrowd._auto import choose, default_candidates, difficulty_score  # noqa: E402
 from skcrowd.datasets import (load_bluebirds, load_caries, load_dog,  # noqa: E402
                               load_rte, load_web, make_dawid_skene, make_irt)
 
@@ -490,9 +490,21 @@ EXTRA = {"PooledDawidSkene": lambda K: PooledDawidSkene(), "GLAD": lambda K: GLA
          "EBCC": lambda K: EBCC(random_state=0)}
 
 
+def _difficulty(auto, R):
+    """AutoCrowd's score test for item difficulty
+    (skcrowd._auto.difficulty_score) at the DawidSkene candidate of the
+    fitted ``auto``; NaN with more than two classes."""
+    ds = auto.estimators_["DawidSkene"]
+    if len(ds.classes_) != 2:
+        return np.nan
+    return difficulty_score(ds, ds._encode(R, reset=False))
+
+
 def _choice(row, names):
     """AutoCrowd's rule (skcrowd._auto.choose) over the candidates
-    ``names`` of a study row."""
+    ``names`` of a study row, the item-difficulty model among them only
+    where the ratings show item difficulty, as AutoCrowd fits it."""
+    names = [n for n in names if n != "IRT3PL difficulty" or row["difficulty"] > 0]
     return choose({n: row["scores"][n] for n in names if n in row["scores"]},
                   row["agreement"])[0]
 
@@ -520,7 +532,7 @@ def study(R, truth, mask):
     accuracy = {name: float(np.mean(np.asarray(m.predict(R))[mask] == truth[mask]))
                 for name, m in auto.estimators_.items()}
     return {"cv": auto.cv_scores_, "scores": auto.held_out_scores_, "agreement": auto.agreement_,
-            "acc": accuracy, "cost": cost}
+            "acc": accuracy, "cost": cost, "difficulty": _difficulty(auto, R)}
 
 
 def run_candidates(seeds, only=None):
@@ -619,6 +631,7 @@ def run_random(n_crowds, all_models=False, first_crowd=0):
         classes = np.asarray(auto.estimators_["MajorityVote"].classes_)
         row = {"cv": auto.cv_scores_, "scores": auto.held_out_scores_,
                "agreement": auto.agreement_, "kappa": kappa,
+               "difficulty": _difficulty(auto, R),
                "acc": acc, "default": default,
                "average": float(np.mean(classes[average.argmax(axis=1)] == truth))}
         rows.append(row)

@@ -57,10 +57,10 @@ print("five most accurate workers:", model.rater_ids_[best],
 # ``label``) goes straight into every model, and the results come back
 # indexed by your item and rater ids.  :class:`skcrowd.AutoCrowd`, the
 # default, chooses among majority vote, Dawid-Skene (full and one-coin),
-# MACE and, for two classes, a model of item difficulty (IRT3PL without
-# guessing and discrimination) by the held-out likelihood of the items'
-# ratings, without gold (:doc:`/which_model`); on RTE it chooses the
-# item-difficulty model (``model.selected_``).
+# MACE and, for two classes whose ratings show item difficulty, a model
+# of it (IRT3PL without guessing and discrimination) by the held-out
+# likelihood of the items' ratings, without gold (:doc:`/which_model`);
+# on RTE it chooses the item-difficulty model (``model.selected_``).
 # This is the README's quick start.
 import pandas as pd
 

@@ -13,7 +13,7 @@ from ._base import CrowdEstimator
 from ._baselines import MajorityVote
 from ._dawid_skene import DawidSkene
 from ._mace import MACE
-from ._held_out import held_out_scores, majority_posterior
+from ._held_out import held_out_scores, majority_posterior, shares_codes
 from ._irt import IRT3PL
 
 __all__ = ["AutoCrowd"]
@@ -39,7 +39,8 @@ TIED_WITHIN = 2.0
 
 def default_candidates(random_state=None, n_classes=None):
     """The models AutoCrowd chooses from, by name, at their defaults; with
-    ``n_classes=2``, the item-difficulty model as well."""
+    ``n_classes=2``, the item-difficulty model as well (AutoCrowd fits it
+    where the ratings show item difficulty: :func:`difficulty_score`)."""
     candidates = {
         "MajorityVote": MajorityVote(),
         "DawidSkene": DawidSkene(),
@@ -98,7 +99,8 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         at their defaults, and with two classes ``"IRT3PL difficulty"``,
         ``IRT3PL(guessing=False, discrimination=False, init="dawid_skene",
         n_init=1, tol=1e-4, random_state=random_state)``: item difficulty
-        without Carpenter's guessing and discrimination.  GLAD and the full IRT3PL are left
+        without Carpenter's guessing and discrimination, where the ratings
+        show item difficulty (``difficulty_score_`` is positive).  GLAD and the full IRT3PL are left
         out because one fit of either costs more than the whole selection
         (:ref:`which_model`); pass them here to include them.
     cv : int, default=5
@@ -135,6 +137,16 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         The eligible candidates whose held-out likelihood is within two
         standard errors of the best one's; ``selected_`` is the one of them
         that agrees most often with the clear majorities.
+    difficulty_score_ : float
+        With two classes and the default candidates, the score test
+        statistic for item difficulty at the ``DawidSkene`` fit, in
+        standard errors: the derivative of the log likelihood of
+        Carpenter's item-difficulty model in the difficulties' variance
+        where it is 0 (and that model is Dawid-Skene's).  Positive: an
+        item's raters are right or wrong together more often than their
+        accuracies say, the likelihood rises as item difficulty enters, and
+        ``"IRT3PL difficulty"`` is a candidate; otherwise it is not fitted.
+        NaN with other classes or candidates.
     classes_, n_features_in_, rater_ids_
         Those of ``best_estimator_``.
 
@@ -209,18 +221,23 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
 
         for name, model in candidates.items():
             fit_candidate(name, model)
-        if self.candidates is None:
-            # the candidates that depend on the number of classes
-            n_classes = len(next(iter(candidates.values())).classes_)
-            for name, model in default_candidates(self.random_state, n_classes).items():
-                if name not in candidates:
-                    candidates[name] = model
-                    fit_candidate(name, model)
-        fitted = candidates
-        first = next(iter(fitted.values()))
+        first = next(iter(candidates.values()))
         if data is None:
             encoder = MajorityVote(classes=first.classes_)
             data = encoder._fit(X, y)[0]
+        self.difficulty_score_ = np.nan
+        if self.candidates is None and len(first.classes_) == 2:
+            # item difficulty: a candidate where the Dawid-Skene fit's
+            # likelihood rises as it enters (see difficulty_score)
+            ds = candidates["DawidSkene"]
+            codes = data if shares_codes(ds, encoder) else ds._encode(X, reset=False, y=y)
+            self.difficulty_score_ = difficulty_score(ds, codes)
+            if self.difficulty_score_ > 0:
+                for name, model in default_candidates(self.random_state, 2).items():
+                    if name not in candidates:
+                        candidates[name] = model
+                        fit_candidate(name, model)
+        fitted = candidates
         self.agreement_ = _clear_majority_agreement(labels, majority_posterior(first, data),
                                                     first.classes_)
         item_scores = self._held_out_scores(data, y, fitted, encoder)
@@ -375,3 +392,40 @@ def _clear_majority_agreement(labels, posterior, classes):
     majority = np.asarray(classes)[posterior[clear].argmax(axis=1)]
     return {name: float(np.mean(np.asarray(labels[name])[clear] == majority))
             for name in labels}
+
+
+def difficulty_terms(model, data):
+    """Each item's term of the score test for item difficulty at a fitted
+    two-class Dawid-Skene ``model`` (``data`` in its codes).
+
+    Carpenter's model with item difficulty alone (reduction AB: a rater's
+    rating is right with probability σ(α_j^z - β_i), β_i ~ N(0, σ_β²)) is
+    the two-class Dawid-Skene model when σ_β = 0.  There the derivative of
+    item i's log marginal likelihood in σ_β² is
+
+        ½ E_z [ (Σ_r e_r)² - Σ_r p_r (1 - p_r) ],
+
+    p_r the probability that its rater r is right when the true class is z
+    (``confusion_[r, z, z]``), e_r = 1[y_r = z] - p_r, the expectation over
+    the item's posterior: the second derivative in β of the item's
+    likelihood at β = 0 over the likelihood.  It is positive when an item's
+    raters are right or wrong together more often than their accuracies
+    say.  Known items are at their known class."""
+    posterior = model._clamp(data, model._infer_items(data))["proba"]
+    terms = np.zeros(data.n_items)
+    for z in range(2):
+        right = model.confusion_[data.rater, z, z]
+        residual = np.bincount(data.item, (data.label == z) - right, minlength=data.n_items)
+        variance = np.bincount(data.item, right * (1.0 - right), minlength=data.n_items)
+        terms += 0.5 * posterior[:, z] * (residual**2 - variance)
+    return terms
+
+
+def difficulty_score(model, data):
+    """The score test statistic for item difficulty at a fitted two-class
+    Dawid-Skene ``model``: the sum of :func:`difficulty_terms` over its
+    standard error (the root of their sum of squares; 0 when every term
+    is 0).  Positive: the likelihood rises as item difficulty enters."""
+    terms = difficulty_terms(model, data)
+    spread = np.sqrt(np.sum(terms**2))
+    return float(terms.sum() / spread) if spread > 0 else 0.0

@@ -181,6 +181,65 @@ def test_item_difficulty_is_a_candidate_for_two_classes_only(rte):
     assert list(only.cv_scores_) == ["DawidSkene"]
 
 
+def _difficulty_loglik(ds, data, variance):
+    """The log marginal likelihood of Carpenter's reduction AB at the
+    Dawid-Skene fit's rater parameters, β ~ N(0, variance) summed out on
+    40 Gauss-Hermite nodes; a known item's class is its known one."""
+    from scipy.special import log_expit, logit, logsumexp
+
+    x, w = np.polynomial.hermite_e.hermegauss(40)
+    beta = np.sqrt(variance) * x
+    joint = np.zeros((data.n_items, 2, len(beta)))
+    for z in range(2):
+        alpha = logit(ds.confusion_[data.rater, z, z])
+        sign = np.where(data.label == z, 1.0, -1.0)
+        np.add.at(joint[:, z], data.item, log_expit(sign[:, None] * (alpha[:, None] - beta)))
+    joint += np.log(w / w.sum()) + np.log(ds.class_prior_)[None, :, None]
+    known = np.flatnonzero(data.gold >= 0) if data.gold is not None else []
+    for i in known:
+        joint[i, 1 - data.gold[i]] = -np.inf
+    return logsumexp(joint.reshape(data.n_items, -1), axis=1).sum()
+
+
+@pytest.mark.parametrize("with_gold", [False, True])
+def test_difficulty_score_is_the_derivative_in_the_difficulty_variance(with_gold):
+    from skcrowd._auto import difficulty_terms
+
+    R, truth = CROWDS["difficulty"](0, small=True)
+    y = np.where(np.arange(len(truth)) % 5 == 0, truth, -1).astype(float) if with_gold else None
+    if with_gold:
+        y[y < 0] = np.nan
+    ds = DawidSkene().fit(R, y)
+    data = ds._encode(R, reset=False, y=y)
+    h = 1e-4  # a one-sided difference, exact to O(h^2)
+    derivative = (4 * _difficulty_loglik(ds, data, h) - _difficulty_loglik(ds, data, 2 * h)
+                  - 3 * _difficulty_loglik(ds, data, 0.0)) / (2 * h)
+    assert derivative > 1.0  # the crowd has item difficulty
+    np.testing.assert_allclose(difficulty_terms(ds, data).sum(), derivative, rtol=1e-6)
+    # at σ_β = 0 the model is the Dawid-Skene fit
+    if not with_gold:
+        np.testing.assert_allclose(_difficulty_loglik(ds, data, 0.0),
+                                   ds.score(R) * data.n_items, rtol=1e-12)
+
+
+def test_item_difficulty_is_fitted_only_where_the_ratings_show_it():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hard = AutoCrowd(random_state=0).fit(CROWDS["difficulty"](0, small=True)[0])
+        # raters with a handful of ratings each, no item effects
+        sparse = AutoCrowd(random_state=0).fit(CROWDS["sparse"](0, small=True)[0])
+        three = AutoCrowd(random_state=0).fit(CROWDS["spammers"](0, small=True)[0])
+    assert hard.difficulty_score_ > 2 and "IRT3PL difficulty" in hard.estimators_
+    assert sparse.difficulty_score_ < -2 and "IRT3PL difficulty" not in sparse.estimators_
+    assert np.isnan(three.difficulty_score_)
+    # no item difficulty, 98% of the items in one class: the item-difficulty
+    # model was the likeliest held out with labels 20 points less accurate
+    R, truth, _ = random_crowd(32)
+    auto = AutoCrowd(random_state=0).fit(R)
+    assert auto.difficulty_score_ < 0 and "IRT3PL difficulty" not in auto.estimators_
+    assert accuracy(auto.predict(R), truth) > 0.95
+
+
 def test_estimator_api(rte):
     R = rte.ratings
     auto = AutoCrowd(random_state=0)
