@@ -100,9 +100,10 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         ``IRT3PL(guessing=False, discrimination=False, init="dawid_skene",
         n_init=1, tol=1e-4, random_state=random_state)``: item difficulty
         without Carpenter's guessing and discrimination, where the ratings
-        show item difficulty (``difficulty_score_`` is positive).  GLAD and the full IRT3PL are left
-        out because one fit of either costs more than the whole selection
-        (:ref:`which_model`); pass them here to include them.
+        show item difficulty (``difficulty_score_`` is positive).  GLAD and
+        the full IRT3PL are left out because one fit of either costs more
+        than the whole selection (:ref:`which_model`); pass them here to
+        include them.
     cv : int, default=5
         Folds over the items.  A candidate's fold fit starts from its fit
         on all the items (``init_params``) and runs 4 EM passes (a model
@@ -205,19 +206,25 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
                              "(e.g. DawidSkene) on the cluster.")
         candidates = self._candidates()
         # every candidate on all the items; its labels come from the fit's
-        # last pass (fit_predict), in the items' order.  The first skcrowd
-        # model's encoding of the ratings serves every candidate that has
-        # its classes and raters (all of them, unless ``classes`` differ).
+        # last pass, in the items' order.  The first skcrowd model encodes
+        # the ratings, and every other that leaves its classes to the data,
+        # as the first does, is fitted on that encoding.
         labels, data, encoder = {}, None, None
 
         def fit_candidate(name, model):
             nonlocal data, encoder
-            if data is None and isinstance(model, CrowdEstimator):
-                model._validate_params()
-                data, items = model._fit(X, y)
-                labels[name], encoder = np.asarray(model._predict_from_items(items)), model
-            else:
+            if not isinstance(model, CrowdEstimator):
                 labels[name] = np.asarray(model.fit_predict(X, y))
+                return
+            model._validate_params()
+            if data is None:
+                data, items = model._fit(X, y)
+                encoder = model
+            elif model.classes is None and encoder.classes is None:
+                items = model._fit_shared(data, encoder)
+            else:
+                items = model._fit(X, y)[1]
+            labels[name] = np.asarray(model._predict_from_items(items))
 
         for name, model in candidates.items():
             fit_candidate(name, model)

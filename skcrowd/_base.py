@@ -33,10 +33,15 @@ from ._loop import ConvergenceMonitor, Progress, Squarem, em_loop, run_restarts
 from ._loop import Run as _Run
 from ._loop import State as _State
 from ._columns import class_columns
-from ._ratings import Ratings, encode, import_pandas, long_columns
+from ._ratings import Ratings, check_class_count, encode, import_pandas, long_columns
 from ._splits import check_items_not_split, item_ratings
 
 __all__ = ["CrowdEstimator", "CrowdModel", "Progress"]
+
+#: What the input boundary sets on a model in its fit (:func:`encode`): its
+#: classes and raters, and a wide table's column names.
+ENCODING_ATTRIBUTES = ("classes_", "rater_ids_", "n_features_in_", "_raters_by_position",
+                       "feature_names_in_")
 
 
 def item_chunks(n_items, stats_size, max_chunks=16, max_bytes=2**28):
@@ -519,6 +524,11 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
             return None, None
         start = self._start_state(init_params)  # before _encode resets rater_ids_
         data = self._encode(X, reset=True, y=y)
+        return data, self._fit_data(data, start, fit_params)
+
+    def _fit_data(self, data, start, fit_params):
+        """Fit on ``data``, encoded with this model's classes and raters;
+        returns the training items' state, known items at their class."""
         self._fit_item_ratings = item_ratings(data)  # score's check of split items
         # Ratings per rater: the rater table's n_ratings and the weights of
         # the population rater (unknown_raters="prior").
@@ -526,7 +536,23 @@ class CrowdEstimator(TransformerMixin, BaseEstimator):
         count_codes(data.rater, self._rater_counts)
         if start is not None:  # (only an iterative model has one)
             fit_params["start"] = start
-        return data, self._clamp(data, self._fit_encoded(data, **fit_params))
+        return self._clamp(data, self._fit_encoded(data, **fit_params))
+
+    def _fit_shared(self, data, encoder):
+        """Fit on ``data``, the ratings and known labels as the fitted model
+        ``encoder`` encoded them in its fit: its classes and raters become
+        this model's, as this model's own fit on the same input would set
+        them when neither names its ``classes``.  Several models fitted to
+        one input cross the input boundary once (AutoCrowd's candidates).
+        Returns the training items' state, as :meth:`_fit` does."""
+        self.__dict__.pop("_stepwise", None)
+        for name in ENCODING_ATTRIBUTES:
+            if hasattr(encoder, name):
+                setattr(self, name, getattr(encoder, name))
+            else:
+                self.__dict__.pop(name, None)
+        check_class_count(self)
+        return self._fit_data(data, self._start_state(None), {})
 
     def _start_state(self, init_params):
         """An earlier fit to start from (warm start), or None."""

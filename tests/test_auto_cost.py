@@ -1,8 +1,10 @@
-"""AutoCrowd's held-out scores on one shared encoding, with short warm-started
-fold fits: the same numbers as the public route where that route is exact,
-and a bounded number of passes over the ratings."""
+"""AutoCrowd's candidates on one shared encoding, their fits and held-out
+scores, with short warm-started fold fits: the same numbers as the public
+route where that route is exact, and a bounded number of passes over the
+ratings."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import KFold
@@ -162,3 +164,29 @@ def test_a_first_candidate_of_another_kind_does_not_encode(rte, monkeypatch):
     # no skcrowd model among the candidates: majority vote encodes
     alone = AutoCrowd(candidates={"other": _Wrapped()}, random_state=0).fit(rte)
     assert alone.cv_scores_["other"] == pytest.approx(plain.cv_scores_["other"], rel=1e-12)
+
+
+def test_candidates_share_one_encoding_and_equal_their_own_fits(monkeypatch):
+    import skcrowd._base
+
+    # a wide table (string rater columns) with known labels on a quarter
+    rte = load_rte()
+    wide = rte.ratings.to_long().pivot(index="item", columns="rater", values="label")
+    wide.columns = [f"r{c}" for c in wide.columns]
+    gold = pd.Series(rte.gold, index=np.unique(rte.ratings.to_long()["item"]))[::4]
+    calls, encode = [], skcrowd._base.encode
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs["reset"])
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(skcrowd._base, "encode", counted)
+    auto = AutoCrowd(random_state=0).fit(wide, gold)
+    assert calls.count(True) == 1  # one fit crosses the input boundary
+    monkeypatch.undo()
+    for name, model in auto.estimators_.items():
+        alone = clone(model).fit(wide, gold)
+        for attribute in ("classes_", "rater_ids_", "feature_names_in_"):
+            np.testing.assert_array_equal(getattr(model, attribute), getattr(alone, attribute))
+        np.testing.assert_array_equal(model.predict_proba(wide), alone.predict_proba(wide))
+        np.testing.assert_array_equal(model.rater_table(), alone.rater_table())
