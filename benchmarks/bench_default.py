@@ -403,6 +403,9 @@ def run_cost(repeats=5):
     data["schools (synthetic)"] = schools(1)[0]
     data["100,000 binary ratings (synthetic)"] = large_binary(0)
     data["100,000 ratings by 20,000 raters (synthetic)"] = many_raters(0)
+    # what most users pass: every fit reads the ids of a table
+    data["rte, long DataFrame"] = data["rte"].to_long()
+    data["100,000 binary ratings, long DataFrame"] = large_binary(0).to_long()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, R in data.items():
