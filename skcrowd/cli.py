@@ -390,7 +390,8 @@ def _fit(args, predict=False):
     # by the fit itself (fit's y)
     labels = model.fit_predict(ratings, gold) if predict else model.fit(ratings, gold)
     _log(f"fitted {type(model).__name__} in {perf_counter() - start:.2f}s"
-         + (f" with {len(gold)} gold items" if gold else ""))
+         + (f" with {len(gold)} gold items" if gold else "")
+         + (f"; it chose {model.selected_}" if hasattr(model, "selected_") else ""))
     return ratings, model, gold, labels
 
 
