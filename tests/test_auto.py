@@ -222,6 +222,27 @@ def test_difficulty_score_is_the_derivative_in_the_difficulty_variance(with_gold
                                    ds.score(R) * data.n_items, rtol=1e-12)
 
 
+def test_difficulty_score_is_the_same_for_the_same_crowd_told_otherwise():
+    # the model is symmetric in the two classes (sensitivity and
+    # specificity trade places), and ids and the order of rows are names
+    from skcrowd._auto import difficulty_score
+
+    def score(X):
+        ds = DawidSkene().fit(X)
+        return difficulty_score(ds, ds._encode(X, reset=False))
+
+    frame = CROWDS["difficulty"](0, small=True)[0].to_long()
+    reference = score(frame)
+    order = np.random.default_rng(0).permutation(len(frame))
+    told_otherwise = [
+        frame.assign(label=1 - frame["label"]),
+        frame.iloc[order],
+        frame.assign(item="q" + frame["item"].astype(str), rater="w" + frame["rater"].astype(str)),
+    ]
+    for other in told_otherwise:
+        assert score(other) == pytest.approx(reference, rel=1e-9)
+
+
 def test_item_difficulty_is_fitted_only_where_the_ratings_show_it():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
