@@ -13,7 +13,7 @@ from ._base import CrowdEstimator
 from ._baselines import MajorityVote
 from ._dawid_skene import DawidSkene
 from ._mace import MACE
-from ._held_out import held_out_scores, majority_posterior, shares_codes
+from ._held_out import held_out_scores, majority_posterior
 from ._irt import IRT3PL
 
 __all__ = ["AutoCrowd"]
@@ -236,9 +236,8 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         if self.candidates is None and len(first.classes_) == 2:
             # item difficulty: a candidate where the Dawid-Skene fit's
             # likelihood rises as it enters (see difficulty_score)
-            ds = candidates["DawidSkene"]
-            codes = data if shares_codes(ds, encoder) else ds._encode(X, reset=False, y=y)
-            self.difficulty_score_ = difficulty_score(ds, codes)
+            # (every default candidate is fitted on the shared encoding)
+            self.difficulty_score_ = difficulty_score(candidates["DawidSkene"], data)
             if self.difficulty_score_ > 0:
                 for name, model in default_candidates(self.random_state, 2).items():
                     if name not in candidates:

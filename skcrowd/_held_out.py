@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ._base import CrowdEstimator, CrowdModel
 from ._ratings import RatingData
 
-__all__ = ["held_out_scores", "majority_posterior", "shares_codes", "take_items"]
+__all__ = ["held_out_scores", "majority_posterior", "take_items"]
 
 
 def take_items(data, rows, gold=True):
@@ -37,7 +37,7 @@ def take_items(data, rows, gold=True):
                       data.n_classes, item_ids=item_ids, form="ratings", gold=known)
 
 
-def shares_codes(model, reference):
+def _shares_codes(model, reference):
     """Whether ``model`` was fitted with the classes and raters of
     ``reference`` (then the reference's encoding is the model's too)."""
     return (isinstance(model, CrowdEstimator)
@@ -87,7 +87,7 @@ def held_out_scores(fitted, data, reference, splits, n_passes, refit):
         train, test = np.sort(train), np.sort(test)
         train_data, test_data = take_items(data, train), take_items(data, test, gold=False)
         for name, full in fitted.items():
-            if not shares_codes(full, reference):
+            if not _shares_codes(full, reference):
                 scores[name][test] = refit(name, full, train, test)
                 continue
             model = _fold_fit(full, train_data, n_passes)

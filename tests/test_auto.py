@@ -206,9 +206,7 @@ def test_difficulty_score_is_the_derivative_in_the_difficulty_variance(with_gold
     from skcrowd._auto import difficulty_terms
 
     R, truth = CROWDS["difficulty"](0, small=True)
-    y = np.where(np.arange(len(truth)) % 5 == 0, truth, -1).astype(float) if with_gold else None
-    if with_gold:
-        y[y < 0] = np.nan
+    y = np.where(np.arange(len(truth)) % 5 == 0, truth, np.nan) if with_gold else None
     ds = DawidSkene().fit(R, y)
     data = ds._encode(R, reset=False, y=y)
     h = 1e-4  # a one-sided difference, exact to O(h^2)

@@ -29,14 +29,12 @@ def dot(a, b):
     """The sum of products of two vectors, without BLAS.
 
     OpenBLAS runs a dot product of more than 10,000 terms on its threads,
-    which then spin on the other cores for a while after it.  The fits
-    take a few such products per pass (the SQUAREM step over every
+    which then spin on the other cores for a while after it, so a fit that
+    takes a few such products per pass (the SQUAREM step over every
     parameter, IRT3PL's expected counts over the items, OrdinalMixture's
-    difficulty rate over the raters): with BLAS, AutoCrowd on 100,000
-    ratings by 20,000 raters took 13 s of CPU for 7.5 s of wall time
-    (benchmarks/bench_default.py --only cost, doc/which_model.rst).
-    einsum sums in one thread, at a cost too small to matter in a few
-    calls per pass."""
+    difficulty rate over the raters) used up to twice its wall time in
+    CPU on large data.  einsum sums in one thread, at a cost too small to
+    matter in a few calls per pass."""
     return float(np.einsum("i,i->", a, b))
 
 
