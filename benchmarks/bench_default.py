@@ -362,10 +362,12 @@ def _timed(fit, repeats):
     return best
 
 
-def large_binary(seed, n_raters=100, accuracy=(0.6, 0.95), skew=None):
+def large_binary(seed, n_raters=100, accuracy=(0.6, 0.95), skew=None, hardness=0.0):
     """100,000 binary ratings: 20,000 items, 5 ratings per item, one-coin
     raters ``accuracy`` right, 60% prevalence; ``n_raters`` equally busy,
-    or with ``skew`` their activity falling as rank^-skew."""
+    or with ``skew`` their activity falling as rank^-skew; with
+    ``hardness``, item difficulties N(0, hardness²) on the log odds of a
+    right rating (Carpenter's reduction AB)."""
     rng = np.random.default_rng(seed)
     n_items, per_item = 20_000, 5
     truth = (rng.random(n_items) < 0.6).astype(np.int64)
@@ -377,7 +379,12 @@ def large_binary(seed, n_raters=100, accuracy=(0.6, 0.95), skew=None):
     item = np.repeat(np.arange(n_items), per_item)
     rater = np.concatenate([rng.choice(n_raters, per_item, replace=False, p=activity)
                             for _ in range(n_items)])
-    right = rng.random(item.size) < right_share[rater]
+    if hardness:
+        log_odds = np.log(right_share / (1 - right_share))
+        difficulty = rng.normal(0.0, hardness, n_items)
+        right = rng.random(item.size) < 1 / (1 + np.exp(difficulty[item] - log_odds[rater]))
+    else:
+        right = rng.random(item.size) < right_share[rater]
     return _ratings(item, rater, np.where(right, truth[item], 1 - truth[item]), n_items)
 
 
@@ -403,6 +410,8 @@ def run_cost(repeats=5):
     data["schools (synthetic)"] = schools(1)[0]
     data["100,000 binary ratings (synthetic)"] = large_binary(0)
     data["100,000 ratings by 20,000 raters (synthetic)"] = many_raters(0)
+    # where the item-difficulty candidate is fitted on large data
+    data["100,000 binary ratings, item difficulty (synthetic)"] = large_binary(0, hardness=1.0)
     # what most users pass: every fit reads the ids of a table
     data["rte, long DataFrame"] = data["rte"].to_long()
     data["100,000 binary ratings, long DataFrame"] = large_binary(0).to_long()
@@ -419,7 +428,8 @@ def run_cost(repeats=5):
         print("| data | candidate | fit | folds | (fit + folds) / DawidSkene |")
         print("|---|---|---|---|---|")
         for name in ("rte", "100,000 binary ratings (synthetic)",
-                     "100,000 ratings by 20,000 raters (synthetic)"):
+                     "100,000 ratings by 20,000 raters (synthetic)",
+                     "100,000 binary ratings, item difficulty (synthetic)"):
             ds = _timed(lambda: DawidSkene().fit(data[name]), repeats)[1]
             for candidate, (fit, folds) in candidate_costs(data[name]).items():
                 print(f"| {name} | {candidate} | {fit:.4f} | {folds:.4f} | "
