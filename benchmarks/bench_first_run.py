@@ -19,7 +19,10 @@ Usage::
     PYTHONPATH=. python benchmarks/bench_first_run.py [--models DawidSkene,GLAD] [--repeat 3]
 
 Models: DawidSkene, MajorityVote, MACE, GLAD (RTE), OrdinalMixture
-(``n_init=1``, TREC 2010), IRT3PL (RTE).
+(``n_init=1``, TREC 2010), IRT3PL (RTE), AutoCrowd (RTE).  Then the
+``--large-models`` (default DawidSkene and AutoCrowd) on 100,000 simulated
+binary ratings (``make_dawid_skene(20_000, 100, 5, 2, random_state=0)``),
+above the size where the models' kernels run on numpy.
 """
 
 import argparse
@@ -36,13 +39,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RTE = ROOT / "skcrowd" / "datasets" / "data" / "rte_labels.csv.gz"
 
-# imports skcrowd, loads the data of model sys.argv[1] into X and makes
+# imports skcrowd, loads the data of model sys.argv[1] (sys.argv[2] "large":
+# 100,000 simulated ratings) into X and makes
 # its estimator est (also used by profile_compile.py)
 MAKE_MODEL = r"""
 import skcrowd
 from skcrowd.datasets import load_rte, load_trec2010
 model = sys.argv[1]
-if model == "OrdinalMixture":
+if sys.argv[2:] == ["large"]:
+    from skcrowd.datasets import make_dawid_skene
+    X = make_dawid_skene(20_000, 100, 5, 2, random_state=0).ratings
+    est = getattr(skcrowd, model)(random_state=0)
+elif model == "OrdinalMixture":
     X = load_trec2010().ratings
     est = skcrowd.OrdinalMixture(n_init=1, random_state=0)
 else:
@@ -72,7 +80,7 @@ c2 = time.process_time()
 print(json.dumps({"import_load": c1 - c0, "fit": c2 - c1}))
 """
 
-MODELS = ["DawidSkene", "MajorityVote", "MACE", "GLAD", "OrdinalMixture", "IRT3PL"]
+MODELS = ["DawidSkene", "MajorityVote", "MACE", "GLAD", "OrdinalMixture", "IRT3PL", "AutoCrowd"]
 
 
 def loadavg():
@@ -103,6 +111,7 @@ def row(name, cpu, wall, inside):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--large-models", default="DawidSkene,AutoCrowd")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -120,6 +129,13 @@ def main():
         row(f"skcrowd {model}, empty cache", *cold)
         row(f"skcrowd {model}, warm cache", *warm)
         results[model] = cold
+    for model in filter(None, args.large_models.split(",")):
+        with tempfile.TemporaryDirectory() as cache:
+            cache_env = dict(env, NUMBA_CACHE_DIR=cache)
+            cold = fresh(SKCROWD, model, "large", env=cache_env)
+            warm = fresh(SKCROWD, model, "large", env=cache_env)
+        row(f"skcrowd {model} (100,000 ratings), empty cache", *cold)
+        row(f"skcrowd {model} (100,000 ratings), warm cache", *warm)
     ck = {}
     for model in ("DawidSkene", "MajorityVote"):
         try:
