@@ -500,8 +500,8 @@ GRADED_SETS = ("web", "trec2010")
 
 #: what the default demo cost, measured from an empty numba cache (the first
 #: run after an install) and with that cache warm (doc/first_run.rst)
-DEMO_FIRST_RUN = "5.5-6.1 s wall, 5.6-6.1 s CPU on a quiet two-core machine"
-DEMO_WARM_RUN = "5.9 s wall"
+DEMO_FIRST_RUN = "5.7-6.0 s wall, 5.9-6.1 s CPU on a quiet two-core machine"
+DEMO_WARM_RUN = "5.7-6.0 s wall"
 
 
 def _demo_data(name):
@@ -542,7 +542,8 @@ class _CompileClock:
 
 def _demo_fit(name, ratings, compiling=None):
     """Fit model ``name`` as the demo does: (predictions, wall seconds,
-    seconds of it numba spent compiling, when ``compiling`` counts them)."""
+    seconds of it numba spent compiling, when ``compiling`` counts them,
+    the fitted model)."""
     import numpy as np
     from sklearn.exceptions import ConvergenceWarning
 
@@ -564,7 +565,7 @@ def _demo_fit(name, ratings, compiling=None):
         prediction = model.fit_predict(ratings)
     seconds = perf_counter() - start
     compiled = compiling.seconds - before if compiling is not None else 0.0
-    return np.asarray(prediction, dtype=float), seconds, compiled
+    return np.asarray(prediction, dtype=float), seconds, compiled, model
 
 
 def _demo_cell(text, seconds, compiled):
@@ -579,8 +580,8 @@ def cmd_demo(args):
     from .metrics import correlation, mean_squared_error
 
     sets = [s.strip() for s in args.sets.split(",")]  # checked by _check_args
-    # the default is a choice among these models: the table shows them
-    categorical = [n for n in MODELS if n not in ("auto", "mean", "median", "ordinal")]
+    # the default (auto) first, then the models it chooses among and GLAD
+    categorical = [n for n in MODELS if n not in ("mean", "median", "ordinal")]
     graded = ["majority-vote", "mean", "median", "dawid-skene", "glad", "ordinal"]
     print(f"skcrowd {__version__} demo: every model at its defaults (one thread, n_jobs=1) on "
           "the shipped data sets")
@@ -600,6 +601,7 @@ def cmd_demo(args):
 
     print("\nAccuracy on gold (seconds to fit; * = it included numba compiling)")
     print(f"{'data':<10}" + "".join(f"{n:>20}" for n in categorical))
+    chosen = {}
     for name in (s for s in sets if s != "trec2010"):
         bunch = data[name]
         known = ~np.isnan(bunch.gold)
@@ -609,10 +611,15 @@ def cmd_demo(args):
             if model_name == "irt3pl" and not binary:
                 cells.append("binary only ")
                 continue
-            labels, seconds, compiled = _demo_fit(model_name, bunch.ratings, compiling)
+            labels, seconds, compiled, model = _demo_fit(model_name, bunch.ratings, compiling)
+            if model_name == "auto":
+                chosen[name] = model.selected_
             accuracy = np.mean(labels[known] == bunch.gold[known])
             cells.append(_demo_cell(f"{accuracy:.4f}", seconds, compiled))
         print(f"{name:<10}" + "".join(f"{c:>20}" for c in cells), flush=True)
+    if chosen:
+        print("auto (AutoCrowd, the default estimator) chose, without the gold: "
+              + ", ".join(f"{name} {model}" for name, model in chosen.items()))
 
     graded_sets = [s for s in sets if s in GRADED_SETS]
     if graded_sets:
@@ -624,7 +631,8 @@ def cmd_demo(args):
             cells = []
             for name in graded_sets:
                 bunch = data[name]
-                values, seconds, compiled = _demo_fit(model_name, bunch.ratings, compiling)
+                values, seconds, compiled, _ = _demo_fit(model_name, bunch.ratings,
+                                                         compiling)
                 cells.append(_demo_cell(f"{mean_squared_error(bunch.gold, values):.4f} / "
                                         f"{correlation(bunch.gold, values):.4f}",
                                         seconds, compiled))

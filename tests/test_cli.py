@@ -12,6 +12,7 @@ import pytest
 
 import skcrowd
 from skcrowd import Ratings, cli
+from skcrowd._auto import default_candidates
 from skcrowd.datasets import make_ordinal
 from skcrowd.datasets._loaders import resources
 
@@ -244,6 +245,13 @@ def test_demo_runs_as_a_command():
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "This run:" in out and "bluebirds" in out and "web" in out
+    # the default estimator's column comes first, and the model it chose
+    # on each set is named
+    header = out.split("Accuracy on gold")[1].splitlines()[1].split()
+    assert header[:2] == ["data", "auto"]
+    chose = next(line for line in out.splitlines() if "AutoCrowd" in line).split(": ")[1]
+    names = "|".join(default_candidates(0, 2))
+    assert re.fullmatch(f"bluebirds ({names}), web ({names})", chose), chose
     graded = out.split("Graded sets")[1]
     for model in ("majority-vote", "mean", "median", "ordinal"):
         assert f"\n{model} " in graded
