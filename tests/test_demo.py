@@ -28,7 +28,8 @@ event.register("numba:compile", type("Count", (event.Listener,), {
 for name in cli.DEFAULT_DEMO_SETS:
     ratings = cli._demo_data(name).ratings
     binary = len(np.unique(ratings.label)) == 2
-    models = ("majority-vote", "dawid-skene", "one-coin", "mace", "mean", "median", "glad")
+    models = ("auto", "majority-vote", "dawid-skene", "one-coin", "mace", "mean", "median",
+              "glad")
     graded = ("ordinal",) if name in cli.GRADED_SETS else ()
     for model in models + (("irt3pl",) if binary else ()) + graded:
         cli._demo_fit(model, ratings, clock)
