@@ -224,7 +224,7 @@ def dataframe(repeats=3):
 
 
 def cli(repeats=3):
-    """``skcrowd aggregate ratings.csv`` on the ``dataframe`` section's
+    """``skcrowd aggregate ratings.csv --model dawid-skene`` on the ``dataframe`` section's
     ratings written as a CSV file: the whole command in a fresh process
     (numba's cache warm) and, in this process, reading the file alone."""
     import tempfile
@@ -245,7 +245,8 @@ def cli(repeats=3):
         commands = []
         for _ in range(repeats):
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "skcrowd.cli", "aggregate", path, "-o", out],
+            subprocess.run([sys.executable, "-m", "skcrowd.cli", "aggregate", path, "--model",
+                            "dawid-skene", "-o", out],
                            check=True, capture_output=True)
             commands.append(time.perf_counter() - start)
     print(f"\n## skcrowd aggregate on a CSV file: {len(item):,} ratings, 200,000 items, "

@@ -1,6 +1,6 @@
 """The ``skcrowd`` command line: aggregate a ratings file, list raters, demo.
 
-    skcrowd aggregate ratings.csv --model dawid-skene -o truth.csv
+    skcrowd aggregate ratings.csv -o truth.csv
     skcrowd raters ratings.csv --model dawid-skene
     skcrowd demo
 
@@ -36,27 +36,30 @@ _STARTED = perf_counter()
 # mistake answer without loading numpy, scikit-learn, numba, pandas or the
 # models; each command imports what it runs.
 
-#: command-line model names -> (skcrowd class, parameters, iterative,
-#: output): ``iterative`` models take --random-state/--max-iter/--n-init;
-#: ``output`` is "class" (a label and its probability) or "value" (a number
-#: on the label scale and its standard deviation)
+#: the flags that set a model parameter of the same name; the baselines
+#: take --classes, the iterative models all four, AutoCrowd --random-state
+#: (it seeds its folds; each candidate reads the classes from the ratings)
+FLAGS = ("classes", "random_state", "max_iter", "n_init")
+BASELINE_FLAGS = FLAGS[:1]
+
+#: command-line model names -> (skcrowd class, parameters, the FLAGS it
+#: takes, output): ``output`` is "class" (a label and its probability) or
+#: "value" (a number on the label scale and its standard deviation)
 MODELS = {
-    "auto": ("AutoCrowd", {}, False, "class"),
-    "majority-vote": ("MajorityVote", {}, False, "class"),
-    "mean": ("MeanRating", {}, False, "value"),
-    "median": ("MedianRating", {}, False, "value"),
-    "dawid-skene": ("DawidSkene", {}, True, "class"),
-    "one-coin": ("DawidSkene", {"confusion": "one_coin"}, True, "class"),
-    "glad": ("GLAD", {}, True, "class"),
-    "irt3pl": ("IRT3PL", {}, True, "class"),
-    "mace": ("MACE", {}, True, "class"),
-    "ordinal": ("OrdinalMixture", {}, True, "value"),
+    "auto": ("AutoCrowd", {}, ("random_state",), "class"),
+    "majority-vote": ("MajorityVote", {}, BASELINE_FLAGS, "class"),
+    "mean": ("MeanRating", {}, BASELINE_FLAGS, "value"),
+    "median": ("MedianRating", {}, BASELINE_FLAGS, "value"),
+    "dawid-skene": ("DawidSkene", {}, FLAGS, "class"),
+    "one-coin": ("DawidSkene", {"confusion": "one_coin"}, FLAGS, "class"),
+    "glad": ("GLAD", {}, FLAGS, "class"),
+    "irt3pl": ("IRT3PL", {}, FLAGS, "class"),
+    "mace": ("MACE", {}, FLAGS, "class"),
+    "ordinal": ("OrdinalMixture", {}, FLAGS, "value"),
 }
 
-#: the flags every model takes, and those only the iterative ones take
-#: (each sets the model parameter of the same name)
-COMMON_FLAGS = ("classes",)
-ITERATIVE_FLAGS = ("random_state", "max_iter", "n_init")
+#: without --model: the library's default estimator
+DEFAULT_MODEL = "auto"
 
 
 def _estimator(name):
@@ -264,7 +267,7 @@ def _model(args):
     """The estimator of ``--model`` with the parameters the flags set (the
     flags were checked by :func:`_check_args`)."""
     model = _estimator(args.model)
-    given = {name: getattr(args, name) for name in COMMON_FLAGS + ITERATIVE_FLAGS
+    given = {name: getattr(args, name) for name in FLAGS
              if getattr(args, name, None) is not None}
     if "classes" in given:
         given["classes"] = _typed([c.strip() for c in given["classes"].split(",")])
@@ -289,15 +292,13 @@ def _check_args(args):
         if unknown:
             error(f"unknown data set(s) {unknown}; choose from {list(DEMO_SETS)}.")
         return
-    _, _, iterative, _ = MODELS[args.model]
-    given = [name for name in ITERATIVE_FLAGS if getattr(args, name) is not None]
-    if given and not iterative:
-        flags = ", ".join("--" + name.replace("_", "-") for name in given)
-        error(f"--model {args.model} does not take {flags}.")
-    if args.classes is not None and args.model == "auto":
-        # each candidate reads the scale from the ratings
-        error("--model auto does not take --classes; name a model, e.g. --model "
-              "dawid-skene.")
+    _, _, takes, _ = MODELS[args.model]
+    refused = [name for name in FLAGS if getattr(args, name) is not None and name not in takes]
+    if refused:
+        flags = ", ".join("--" + name.replace("_", "-") for name in refused)
+        hint = ("; name a model, e.g. --model dawid-skene" if args.model == "auto"
+                else "")
+        error(f"--model {args.model} does not take {flags}{hint}.")
     if args.classes is not None:
         levels = [c.strip() for c in args.classes.split(",")]
         if "" in levels:
@@ -688,8 +689,9 @@ def build_parser():
         p = sub.add_parser(name, help=help_text)
         p.add_argument("ratings", help="long-form CSV, one rating per row (comma-, tab- "
                                       "or semicolon-separated: sniffed from the header)")
-        p.add_argument("--model", choices=sorted(MODELS), default="dawid-skene",
-                       help="the estimator (default: dawid-skene)")
+        p.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL,
+                       help=f"the estimator (default: {DEFAULT_MODEL}, AutoCrowd: the "
+                            "model the ratings support best)")
         p.add_argument("--item", default="item",
                        help="item column (default: item, else crowd-kit's task)")
         p.add_argument("--rater", default="rater",
@@ -699,7 +701,7 @@ def build_parser():
         p.add_argument("--output-format", choices=("csv", "parquet"), default="csv",
                        help="csv (default) or parquet (needs pandas and pyarrow)")
         p.add_argument("--random-state", type=int, default=None,
-                       help="seed of the model's random starts")
+                       help="seed of the model's random starts (auto: of its folds)")
         p.add_argument("--max-iter", type=int, default=None,
                        help="iterations of the fit loop (iterative models)")
         p.add_argument("--n-init", type=int, default=None,

@@ -152,7 +152,8 @@ def test_classes_flag_with_an_empty_level_is_named(tmp_path, capsys, classes):
     # "" became the class '' and the error blamed the labels' type
     path = tmp_path / "r.csv"
     path.write_text("item,rater,label\n1,a,0\n1,b,1\n")
-    status, err = _error(capsys, ["aggregate", str(path), "--classes", classes])
+    status, err = _error(capsys, ["aggregate", str(path), "--model", "dawid-skene",
+                                  "--classes", classes])
     assert status == 2 and re.search("--classes .* has an empty level", err)
 
 
@@ -233,7 +234,7 @@ def test_help_is_plain_text_and_names_the_default_model(capsys):
         cli.main(["aggregate", "--help"])
     text = capsys.readouterr().out
     assert "``" not in cli.build_parser().description
-    assert "(default: dawid-skene)" in " ".join(text.split())
+    assert "(default: auto, AutoCrowd" in " ".join(text.split())
 
 
 def test_demo_runs_as_a_command():
@@ -394,7 +395,8 @@ def test_nan_kept_as_a_label_is_a_string_class(tmp_path, capsys):
 def test_a_class_that_is_a_missing_marker_is_named(tmp_path, capsys):
     path = tmp_path / "r.csv"
     path.write_text("item,rater,label\na,x,yes\na,y,no\n")
-    status, err = _error(capsys, ["aggregate", str(path), "--classes", "no,yes,NA"])
+    status, err = _error(capsys, ["aggregate", str(path), "--model", "dawid-skene",
+                                  "--classes", "no,yes,NA"])
     assert status == 2 and re.search(r"--classes names \['NA'\].*--missing", err)
     assert cli.main(["aggregate", str(path), "--classes", "NA,no,yes", "--missing", "",
                      "--model", "majority-vote"]) == 0
@@ -594,7 +596,7 @@ def test_an_unknown_delimiter_is_named_in_the_error(tmp_path, capsys):
     (["--output-format", "parquet"], "--output-format parquet needs -o FILE"),
     (["--output-format", "parquet", "-o", "-"], "--output-format parquet needs -o FILE"),
     (["--model", "median", "--n-init", "3"], "median does not take --n-init"),
-    (["--classes", "a,,b"], "has an empty level"),
+    (["--model", "mace", "--classes", "a,,b"], "has an empty level"),
 ])
 def test_option_conflicts_are_found_before_the_file_is_read(tmp_path, capsys, flags,
                                                             message):
@@ -608,19 +610,13 @@ def test_the_model_table_matches_the_estimators():
     # the command line checks the flags against its own table, without
     # importing the models: it must agree with their parameters and output
     R = make_ordinal(n_items=30, n_raters=6, ratings_per_item=3, random_state=0).ratings
-    for name, (_, _, iterative, output) in cli.MODELS.items():
+    for name, (_, _, takes, output) in cli.MODELS.items():
         model = cli._estimator(name)
-        taken = set(cli.ITERATIVE_FLAGS) & set(model.get_params())
-        if name == "auto":
-            # AutoCrowd seeds its folds but takes none of the other flags;
-            # the command line refuses them, --classes included
-            assert taken == {"random_state"} and "classes" not in model.get_params()
-        else:
-            assert taken == (set(cli.ITERATIVE_FLAGS) if iterative else set()), name
-            assert set(cli.COMMON_FLAGS) <= set(model.get_params())
+        # a flag is taken exactly where the model has its parameter
+        assert set(takes) == set(cli.FLAGS) & set(model.get_params()), name
         # IRT3PL: binary labels
         R_fit = Ratings(R.item, R.rater, (R.label > 3).astype(int)) if name == "irt3pl" else R
-        fitted = model.set_params(**({"n_init": 1} if iterative else {})).fit(R_fit)
+        fitted = model.set_params(**({"n_init": 1} if "n_init" in takes else {})).fit(R_fit)
         columns = fitted.item_table(R_fit).columns
         assert ("probability" in columns) == (output == "class"), name
         assert ("std" in columns) == (output == "value"), name
@@ -708,3 +704,29 @@ def test_auto_aggregates_as_its_chosen_model(rte_csv, tmp_path, capsys):
     status, line = _error(capsys, ["aggregate", str(rte_csv), "--model", "auto",
                                    "--classes", "0,1"])
     assert status == 2 and "--model auto does not take --classes" in line
+
+
+def test_the_default_model_is_auto(rte_csv, tmp_path, capsys):
+    """Without --model the command fits the library's default, AutoCrowd,
+    seeded by --random-state; the flags it has no parameter for are
+    refused, in one line that names a model that takes them."""
+    from skcrowd import AutoCrowd
+    from skcrowd.datasets import load_rte
+
+    out = tmp_path / "truth.csv"
+    assert cli.main(["aggregate", str(rte_csv), "--random-state", "3", "-o", str(out)]) == 0
+    ratings = load_rte().ratings
+    auto = AutoCrowd(random_state=3).fit(ratings)
+    by_item = {int(r["item"]): int(r["label"]) for r in csv.DictReader(out.open())}
+    assert [by_item[i] for i in ratings.item_ids] == list(auto.predict(ratings))
+    err = capsys.readouterr().err
+    assert "fitted AutoCrowd in " in err and f"; it chose {auto.selected_}" in err
+    raters = tmp_path / "raters.csv"
+    assert cli.main(["raters", str(rte_csv), "-o", str(raters)]) == 0
+    header = raters.read_text().splitlines()[0].split(",")
+    expected = AutoCrowd().fit(ratings).rater_table()
+    assert header == ["rater", *expected.columns]
+    for flags in (["--max-iter", "5"], ["--n-init", "2"], ["--classes", "0,1"]):
+        status, line = _error(capsys, ["aggregate", str(rte_csv), *flags])
+        assert status == 2, flags
+        assert f"--model auto does not take {flags[0]}; name a model" in line, line
