@@ -713,10 +713,9 @@ def build_parser():
                        help="label cells read as not rated, comma-separated (default: "
                             "pandas.read_csv's, e.g. NA,NaN,N/A,NULL,None; an empty "
                             "cell always is; --missing '' for empty cells only)")
-        if name == "aggregate":
-            p.add_argument("--gold", metavar="FILE",
-                           help="CSV of known labels (columns item,label or task,label): "
-                                "clamped in the fit")
+        p.add_argument("--gold", metavar="FILE",
+                       help="CSV of known labels (columns item,label or task,label): "
+                            "clamped in the fit")
         p.set_defaults(func=func, parser=p)
     p = sub.add_parser("demo", help="compare the models on shipped data sets")
     p.add_argument("--sets", default=",".join(DEFAULT_DEMO_SETS),

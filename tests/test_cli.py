@@ -730,3 +730,31 @@ def test_the_default_model_is_auto(rte_csv, tmp_path, capsys):
         status, line = _error(capsys, ["aggregate", str(rte_csv), *flags])
         assert status == 2, flags
         assert f"--model auto does not take {flags[0]}; name a model" in line, line
+
+
+def test_raters_take_gold_as_aggregate_does(rte_csv, tmp_path):
+    """skcrowd raters --gold: the rater table of the model fitted with the
+    known labels clamped (it refused the flag)."""
+    import pandas as pd
+
+    from skcrowd import DawidSkene
+    from skcrowd.datasets import load_rte
+
+    data = load_rte()
+    ids = data.ratings.item_ids
+    gold_csv = tmp_path / "gold.csv"
+    pd.DataFrame({"item": ids[:200], "label": data.gold[:200].astype(int)}).to_csv(
+        gold_csv, index=False)
+    out = tmp_path / "raters.csv"
+    assert cli.main(["raters", str(rte_csv), "--model", "dawid-skene", "--gold",
+                     str(gold_csv), "-o", str(out)]) == 0
+    written = pd.read_csv(out, dtype={"rater": str}).set_index("rater")
+    y = dict(zip(ids[:200].tolist(), data.gold[:200].astype(int).tolist()))
+    expected = DawidSkene().fit(data.ratings, y).rater_table()
+    without = DawidSkene().fit(data.ratings).rater_table()
+    expected.index = expected.index.astype(str)
+    without.index = without.index.astype(str)
+    np.testing.assert_allclose(written.loc[expected.index, "accuracy"], expected["accuracy"],
+                               rtol=1e-5)
+    # the gold moved the raters: the flag is not ignored
+    assert np.abs(expected["accuracy"] - without["accuracy"]).max() > 1e-3
