@@ -12,10 +12,10 @@ from ._base import (
     draw_categorical,
     has_gold,
     item_chunks,
-    item_dirichlet,
     item_ids_of,
 )
 from ._backend import of as backend_of, on_workers
+from ._item_random import item_dirichlet
 from ._kernels import _dawid_skene as kernels
 from ._kernels import _uncertainty as uncertainty_kernels
 from ._mixins import OnlineEMMixin, PosteriorMixin, WarmStartMixin

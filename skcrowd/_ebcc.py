@@ -9,7 +9,8 @@ from scipy.special import logsumexp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (CrowdModel, apply_evidence, draw_categorical, has_gold, item_chunks,
-                    item_dirichlet, item_ids_of, numba_threads)
+                    item_ids_of, numba_threads)
+from ._item_random import item_dirichlet
 from ._kernels import _ebcc as kernels
 from ._kernels._common import vote_counts
 from ._mixins import PosteriorMixin

@@ -10,8 +10,9 @@ from scipy.special import digamma
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import (CrowdModel, apply_evidence, draw_categorical, has_gold, item_chunks,
-                    item_dirichlet, item_ids_of, numba_threads)
+                    item_ids_of, numba_threads)
 from ._chain import PREVALENCE_MOVES, draw_classes, prevalence_moves
+from ._item_random import item_dirichlet
 from ._kernels import _mace as kernels
 from ._kernels import _uncertainty as uncertainty_kernels
 from ._kernels._common import vote_counts

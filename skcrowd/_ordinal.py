@@ -11,9 +11,9 @@ from scipy.special import digamma, expit, gammaln, log_ndtr, ndtr, ndtri, roots_
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import (CrowdModel, item_chunks, item_ids_of, item_keys, item_normals,
-                    numba_threads)
+from ._base import CrowdModel, item_chunks, item_ids_of, numba_threads
 from ._backend import ON_DASK, on_workers
+from ._item_random import item_keys, item_normals
 from ._kernels import _ordinal as kernels
 from ._kernels._common import dot, item_means
 from ._mixins import PosteriorMixin, WarmStartMixin

@@ -19,6 +19,8 @@ passes.
 
 import numpy as np
 
+from ._item_random import splitmix64
+
 #: the documented route, named in the refusal
 SPLIT_BY_ITEM = (
     "split by item: pass the item column as groups to a group-aware splitter, e.g. "
@@ -43,14 +45,12 @@ def item_ratings(data):
     item there)."""
     if data.form != "long" or data.item_ids is None:
         return None
-    from ._base import _splitmix64
-
     rated = np.diff(data.item_ptr) > 0
     starts = data.item_ptr[:-1][rated]
     minima = np.full((len(MIN_HASH_MULTIPLIERS), data.n_items), np.iinfo(np.uint64).max,
                      dtype=np.uint64)
     with np.errstate(over="ignore"):
-        keys = _splitmix64(data.rater.astype(np.uint64) * np.uint64(data.n_classes)
+        keys = splitmix64(data.rater.astype(np.uint64) * np.uint64(data.n_classes)
                            + data.label.astype(np.uint64))
         for s, multiplier in enumerate(MIN_HASH_MULTIPLIERS):
             # an odd multiplier and an xor-shift: a bijection on uint64, so

@@ -18,7 +18,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from skcrowd import MajorityVote, MeanRating, MedianRating, OrdinalMixture
-from skcrowd._base import item_keys, item_uniforms
+from skcrowd._item_random import item_keys, item_uniforms
 from skcrowd._kernels import _ordinal as kernels
 from skcrowd._kernels._config import kernel_path
 from skcrowd._ordinal import _tau_terms
