@@ -49,12 +49,13 @@ model = sys.argv[1]
 if sys.argv[2:] == ["large"]:
     from skcrowd.datasets import make_dawid_skene
     X = make_dawid_skene(20_000, 100, 5, 2, random_state=0).ratings
-    est = getattr(skcrowd, model)(random_state=0)
 elif model == "OrdinalMixture":
     X = load_trec2010().ratings
-    est = skcrowd.OrdinalMixture(n_init=1, random_state=0)
 else:
     X = load_rte().ratings
+if model == "OrdinalMixture":
+    est = skcrowd.OrdinalMixture(n_init=1, random_state=0)
+else:
     est = getattr(skcrowd, model)(**({} if model == "MajorityVote" else {"random_state": 0}))
 """
 

@@ -51,7 +51,7 @@ def item_ratings(data):
                      dtype=np.uint64)
     with np.errstate(over="ignore"):
         keys = splitmix64(data.rater.astype(np.uint64) * np.uint64(data.n_classes)
-                           + data.label.astype(np.uint64))
+                          + data.label.astype(np.uint64))
         for s, multiplier in enumerate(MIN_HASH_MULTIPLIERS):
             # an odd multiplier and an xor-shift: a bijection on uint64, so
             # that distinct ratings keep distinct hashes

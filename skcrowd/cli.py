@@ -384,8 +384,7 @@ def _fit(args, predict=False):
          f"{ratings.shape[1]} raters from {args.ratings}"
          + (f"; label(s) {', '.join(f'{m} ({n} rows)' for m, n in markers.items())} read "
             "as not rated (--missing sets the markers)" if markers else ""))
-    gold = (_read_gold(args.gold, ratings, missing) if getattr(args, "gold", None)
-            else None)
+    gold = _read_gold(args.gold, ratings, missing) if args.gold else None
     start = perf_counter()
     # a ValueError is main's one-line user error; known labels are clamped
     # by the fit itself (fit's y)

@@ -695,12 +695,12 @@ def test_auto_aggregates_as_its_chosen_model(rte_csv, tmp_path, capsys):
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 800 and {"item", "label", "probability"} <= set(rows[0])
     ratings = load_rte().ratings
-    expected = AutoCrowd().fit(ratings).predict(ratings)
+    auto = AutoCrowd().fit(ratings)
     by_item = {int(r["item"]): int(r["label"]) for r in rows}
-    assert [by_item[i] for i in ratings.item_ids] == list(expected)
+    assert [by_item[i] for i in ratings.item_ids] == list(auto.predict(ratings))
     # the log names the chosen model
     fitted = [line for line in capsys.readouterr().err.splitlines() if "fitted" in line]
-    assert fitted and fitted[0].endswith(f"; it chose {AutoCrowd().fit(ratings).selected_}")
+    assert fitted and fitted[0].endswith(f"; it chose {auto.selected_}")
     status, line = _error(capsys, ["aggregate", str(rte_csv), "--model", "auto",
                                    "--classes", "0,1"])
     assert status == 2 and "--model auto does not take --classes" in line

@@ -353,8 +353,8 @@ def test_patterns_are_exact_compression(caries):
 def test_group_sequences_match_a_scan_over_the_items(seed):
     # the reference: one pass over the items, a new group at each sequence
     # not seen before (empty items form one group too); a few distinct
-    # codes of up to 1 to 41 bits, so that 63 // bits codes share a packed
-    # sort key, or one does, and sequences repeat
+    # codes below 2, 5, 2^9, 2^21 or 2^41, so that several codes share a
+    # packed sort key (63 // bits of them), or one does, and sequences repeat
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, rng.integers(1, 13), rng.integers(0, 80))
     ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
