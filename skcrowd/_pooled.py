@@ -7,23 +7,19 @@ from numbers import Real
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
-from scipy.special import digamma, gammaln, logsumexp, polygamma
+from scipy.special import digamma, gammaln, logsumexp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import CrowdModel, has_gold, numba_threads
 from ._dawid_skene import DawidSkene, _xlogy
 from ._kernels import _uncertainty as uncertainty_kernels
+from ._population import update_population
 
 __all__ = ["PooledDawidSkene"]
 
 #: where the population's Dirichlet starts: DawidSkene's default prior
 #: (pseudo-counts 1 and 0.5, i.e. Dirichlet parameters 2 and 1.5)
 _START_CORRECT, _START_WRONG = 2.0, 1.5
-
-#: fixed-point steps of the population update per M-step (each one raises
-#: the objective: Minka 2000, "Estimating a Dirichlet distribution")
-_POOL_STEPS = 5
-
 
 class PooledDawidSkene(DawidSkene):
     """Dawid–Skene with a learned population prior on the confusion rows.
@@ -213,7 +209,7 @@ class PooledDawidSkene(DawidSkene):
             return self._predictive_step(data, self._fitted_params())[0]
 
     def _global_update(self, data, params, stats):
-        """α given the raters' current posteriors (:func:`_update_pool`),
+        """α given the raters' current posteriors (``update_population``),
         then q(θ_j[k]) = Dir(α_k + n_j[k]) and π given the items'
         posteriors: each step raises the bound, and the fitted posteriors
         are those of the fitted α."""
@@ -221,8 +217,8 @@ class PooledDawidSkene(DawidSkene):
         if params is None:
             pool = self._start_pool(K)
         else:
-            pool = _update_pool(params["pool"], _expected_log(params["posterior"]),
-                                self.prior_rate)
+            pool = update_population(params["pool"], _expected_log(params["posterior"]),
+                                     self.prior_rate)
         posterior = stats["confusion_counts"] + pool
         prior = self._fixed_prior(K)
         if prior is None:
@@ -303,31 +299,6 @@ def _dirichlet_kl(posterior, pool):
     """KL(Dir(posterior_j[k]) || Dir(pool_k)) for every rater and row."""
     return (_log_normalizer(posterior) - _log_normalizer(pool)
             + np.sum((posterior - pool) * _expected_log(posterior), axis=-1))
-
-
-def _update_pool(pool, expected_log, rate, steps=_POOL_STEPS):
-    """α maximizing Σ_j E_q[log Dir(θ_j[k] | α_k)] - rate Σ α, row by row.
-
-    Minka's (2000) fixed point, with the hyperprior's linear term: log Γ(Σα)
-    is convex, so its tangent at the current α bounds it below, and the
-    bound is maximized per entry by ψ(α_kl) = ψ(Σ_l α_kl) + (s_kl - rate) / J
-    with s_kl = Σ_j E[log θ_j[k, l]].  Each step raises the objective (a
-    minorize-maximize step).
-    """
-    n_raters = expected_log.shape[0]
-    mean_log = expected_log.sum(axis=0) / n_raters - rate / n_raters
-    alpha = pool.copy()
-    for _ in range(steps):
-        alpha = _inverse_digamma(digamma(alpha.sum(axis=-1, keepdims=True)) + mean_log)
-    return alpha
-
-
-def _inverse_digamma(y, steps=5):
-    """x with ψ(x) = y (Minka 2000, appendix C: a start, then Newton)."""
-    x = np.where(y >= -2.22, np.exp(y) + 0.5, -1.0 / (y - digamma(1.0)))
-    for _ in range(steps):
-        x = x - (digamma(x) - y) / polygamma(1, x)
-    return x
 
 
 # -- posterior sampling (skcrowd.uncertainty) ----------------------------------------

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from skcrowd import DawidSkene, PooledDawidSkene, Ratings
-from skcrowd._pooled import _update_pool
+from skcrowd._population import update_population
 from skcrowd.datasets import load_rte
 
 
@@ -49,7 +49,7 @@ def test_recovers_its_own_simulated_parameters():
     np.testing.assert_allclose(model.class_prior_, prevalence, atol=0.03)
     # the population's concentration (how alike the raters are), per row,
     # against the Dirichlet fitted to the 60 raters' true rows themselves
-    oracle = _update_pool(population, np.log(confusion), 1e-9, steps=500)
+    oracle = update_population(population, np.log(confusion), 1e-9, steps=500)
     strength = model.population_.sum(axis=1) / oracle.sum(axis=1)
     assert np.all((strength > 0.5) & (strength < 2.0)), strength
     # each rater's rows, nearer the truth than the population mean is
