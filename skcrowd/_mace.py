@@ -17,9 +17,15 @@ from ._kernels import _mace as kernels
 from ._kernels import _uncertainty as uncertainty_kernels
 from ._kernels._common import vote_counts
 from ._mixins import OnlineEMMixin, PosteriorMixin, WarmStartMixin
+from ._population import maximize_population
 from ._ratings import fixed_class_prior
 
 __all__ = ["MACE"]
+
+#: rate of the exponential hyperprior on each of the learned prior's a and
+#: b (``competence_prior="learn"``), as PooledDawidSkene's ``prior_rate``:
+#: keeps them finite when the raters are alike
+COMPETENCE_PRIOR_RATE = 0.01
 
 
 class MACE(PosteriorMixin, OnlineEMMixin, WarmStartMixin, CrowdModel):
@@ -49,7 +55,16 @@ class MACE(PosteriorMixin, OnlineEMMixin, WarmStartMixin, CrowdModel):
     prior_knowing, prior_spamming : float, default=0.5
         Beta prior on a rater's competence θ_j (``"vb"`` only).  The paper's
         Beta(0.5, 0.5) puts its mass near 0 and 1: raters are expected to be
-        mostly reliable or mostly spamming.
+        mostly reliable or mostly spamming.  With
+        ``competence_prior="learn"``, where the learned prior starts.
+    competence_prior : {"fixed", "learn"}, default="fixed"
+        ``"fixed"``: θ_j ~ Beta(``prior_knowing``, ``prior_spamming``), the
+        paper's model.  ``"learn"`` (``"vb"`` only): the Beta prior is the
+        crowd's, learned from all the raters by empirical Bayes (the
+        population prior of Paun et al. 2018, here on competence), so that
+        a rater with a handful of ratings is shrunk towards how competent
+        the crowd is rather than towards 0 or 1; with many ratings per
+        rater the two agree.  See :ref:`mace-learned-prior`.
     prior_strategy : float, default=10.0
         Symmetric Dirichlet concentration on each spamming distribution ξ_j
         (``"vb"`` only; the paper's 10 keeps ξ_j near uniform unless a rater
@@ -123,6 +138,9 @@ default="learn"
         P(rater j gives the true label) = θ_j + (1 - θ_j) Σ_k π_k ξ_j[k].
     competence_posterior_ : ndarray of shape (n_raters, 2) or None
         The Beta(a, b) posterior over each θ_j (``"vb"``; None for ``"em"``).
+    competence_prior_ : ndarray of shape (2,)
+        The Beta prior on competence of the fit: (``prior_knowing``,
+        ``prior_spamming``), or the learned one.
     spam_posterior_ : ndarray of shape (n_raters, n_classes) or None
         The Dirichlet posterior over each ξ_j (``"vb"``; None for ``"em"``).
     n_features_in_ : int
@@ -168,7 +186,7 @@ default="learn"
     #: the accelerated loop: a warm start carries both, so they agree
     _rater_params = ("log_know", "log_spam", "log_strategy", "knowing", "spamming",
                      "strategy")
-    _shared_params = ("log_prior",)
+    _shared_params = ("log_prior", "competence_prior")
     _online_stats = ("know", "count", "class_counts")
     _online_rater_stats = ("know", "count")
 
@@ -177,6 +195,7 @@ default="learn"
         "method": [StrOptions({"vb", "em"})],
         "prior_knowing": [Interval(Real, 0, None, closed="neither")],
         "prior_spamming": [Interval(Real, 0, None, closed="neither")],
+        "competence_prior": [StrOptions({"fixed", "learn"})],
         "prior_strategy": [Interval(Real, 0, None, closed="neither")],
         "smoothing": [Interval(Real, 0, None, closed="neither"), None],
         "class_prior": [StrOptions({"uniform", "learn"}), "array-like"],
@@ -202,6 +221,7 @@ default="learn"
         method="vb",
         prior_knowing=0.5,
         prior_spamming=0.5,
+        competence_prior="fixed",
         prior_strategy=10.0,
         smoothing=None,
         class_prior="learn",
@@ -222,6 +242,7 @@ default="learn"
         self.method = method
         self.prior_knowing = prior_knowing
         self.prior_spamming = prior_spamming
+        self.competence_prior = competence_prior
         self.prior_strategy = prior_strategy
         self.smoothing = smoothing
         self.class_prior = class_prior
@@ -254,7 +275,38 @@ default="learn"
     def _prepare(self, data, **fit_params):
         data = super()._prepare(data, **fit_params)
         self._fixed_prior(data.n_classes)  # validate before any work
+        if self._learns_competence_prior() is None:
+            raise ValueError("competence_prior='learn' needs method='vb': the prior is "
+                             "learned from the raters' posteriors over their competence.")
         return data
+
+    def _learns_competence_prior(self):
+        """True or False; None when asked of an EM fit (which cannot)."""
+        if self.competence_prior == "fixed":
+            return False
+        return True if self.method == "vb" else None
+
+    def _competence_prior(self, params):
+        """The Beta prior (a, b) on competence of the next global step.
+
+        Learned: the population of the raters' current posteriors
+        q(θ_j) = Beta(a_j, b_j), the a, b maximizing Σ_j E_q[log Beta(θ_j |
+        a, b)] - rate (a + b) (Newton's method to the maximum), which raises the
+        evidence lower bound, as the step of q(θ) after it does."""
+        start = np.array([self.prior_knowing, self.prior_spamming], dtype=np.float64)
+        if params is None or not self._learns_competence_prior():
+            return start
+        expected_log = np.column_stack([params["log_know"], params["log_spam"]])
+        return maximize_population(params["competence_prior"], expected_log,
+                                   COMPETENCE_PRIOR_RATE)
+
+    def _with_competence_prior(self, params, prior):
+        """``params`` with the prior on competence (and, when it is learned,
+        its exponential hyperprior in the parameter term)."""
+        params["competence_prior"] = prior
+        if self._learns_competence_prior():
+            params["param_term"] -= COMPETENCE_PRIOR_RATE * float(prior.sum())
+        return params
 
     def _screening_iterations(self):
         return self.init_iter
@@ -302,8 +354,9 @@ default="learn"
         return dict(stats, count=count.astype(np.float64))
 
     def _online_update(self, data, params, stats, n_seen):
-        # closed form from the blended counts (θ, ξ, π: the batch M-step)
-        return self._global_update(data, None, stats)
+        # closed form from the blended counts (θ, ξ, π: the batch M-step);
+        # a learned prior on competence moves with the stream's raters
+        return self._rater_step(data, stats, stats["count"], self._competence_prior(params))
 
     def _cell_tables(self, params):
         """The kernel's per (rater, label) tables ``off``, ``gain`` and
@@ -338,13 +391,17 @@ default="learn"
         }
 
     def _global_update(self, data, params, stats):
-        """θ, ξ (and π) from the expected counts, in closed form (one kernel
-        call, which also returns the objective's parameter term)."""
-        J, K = data.n_raters, data.n_classes
+        """The prior on competence when it is learned, then θ, ξ (and π)
+        from the expected counts, in closed form (one kernel call, which
+        also returns the objective's parameter term)."""
         count = stats["count"] if params is None else params["count"]
+        return self._rater_step(data, stats, count, self._competence_prior(params))
+
+    def _rater_step(self, data, stats, count, competence):
+        J, K = data.n_raters, data.n_classes
         new = _rater_arrays(J, K, count)
         new["param_term"] = kernels.rater_update(
-            stats["know"], count, self.method == "vb", *self._priors(K),
+            stats["know"], count, self.method == "vb", *self._priors(K, competence),
             new["log_know"], new["log_spam"], new["log_strategy"],
             new["knowing"], new["spamming"], new["strategy"],
             new["off"], new["gain"], new["know_share"],
@@ -353,10 +410,10 @@ default="learn"
         if prior is None:
             prior = stats["class_counts"] + self.prior_class
             prior = prior / prior.sum()
-        return self._with_class_prior(new, prior)
+        return self._with_class_prior(self._with_competence_prior(new, competence), prior)
 
-    def _priors(self, n_classes):
-        return (float(self.prior_knowing), float(self.prior_spamming),
+    def _priors(self, n_classes, competence):
+        return (float(competence[0]), float(competence[1]),
                 float(self.prior_strategy), self._smoothing(n_classes))
 
     def _with_class_prior(self, params, prior):
@@ -377,6 +434,8 @@ default="learn"
                  np.log(params["strategy"]).ravel()]
         if self._fixed_prior(params["strategy"].shape[1]) is None:
             parts.append(params["log_prior"])
+        if self._learns_competence_prior():
+            parts.append(np.log(params["competence_prior"]))
         return np.concatenate(parts)
 
     def _params_from_vector(self, vector, params):
@@ -385,18 +444,21 @@ default="learn"
         new["knowing"][:] = np.exp(vector[:J])
         new["spamming"][:] = np.exp(vector[J:2 * J])
         new["strategy"][:] = np.exp(vector[2 * J:J * (K + 2)]).reshape(J, K)
+        rest = vector[J * (K + 2):]
+        competence = params["competence_prior"]
+        if self._learns_competence_prior():
+            competence, rest = np.exp(rest[-2:]), rest[:-2]
         new["param_term"] = kernels.rater_params(
             new["knowing"], new["spamming"], new["strategy"], self.method == "vb",
-            *self._priors(K), new["log_know"], new["log_spam"], new["log_strategy"],
-            new["off"], new["gain"], new["know_share"],
+            *self._priors(K, competence), new["log_know"], new["log_spam"],
+            new["log_strategy"], new["off"], new["gain"], new["know_share"],
         )
         if self._fixed_prior(K) is None:
-            log_prior = vector[J * (K + 2):]
-            prior = np.exp(log_prior - log_prior.max())
+            prior = np.exp(rest - rest.max())
             prior /= prior.sum()
         else:
             prior = np.exp(params["log_prior"])
-        return self._with_class_prior(new, prior)
+        return self._with_class_prior(self._with_competence_prior(new, competence), prior)
 
     def _objective(self, data, params, items, stats):
         """Per item: the log posterior (EM) or the ELBO (VB).
@@ -430,6 +492,7 @@ default="learn"
 
     def _set_fitted(self, data, params, items):
         self.class_prior_ = np.exp(params["log_prior"])
+        self.competence_prior_ = np.array(params["competence_prior"], dtype=np.float64)
         if self.method == "em":
             self.rater_competence_ = np.exp(params["log_know"])
             self.spam_distribution_ = np.exp(params["log_strategy"])
@@ -468,6 +531,7 @@ default="learn"
             with np.errstate(divide="ignore"):  # θ = 1 or ξ = 0 in float: log 0 = -inf
                 return {
                     "log_prior": log_prior,
+                    "competence_prior": self.competence_prior_,
                     "log_know": np.log(theta),
                     "log_spam": np.log1p(-theta),
                     "log_strategy": np.log(xi),
@@ -478,6 +542,7 @@ default="learn"
         psi_ab = digamma(a + b)
         return {
             "log_prior": log_prior,
+            "competence_prior": self.competence_prior_,
             "log_know": digamma(a) - psi_ab,
             "log_spam": digamma(b) - psi_ab,
             "log_strategy": digamma(c) - digamma(c.sum(axis=1, keepdims=True)),
@@ -564,7 +629,8 @@ def gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels):
 
     Hovy et al. (2013): T_i ~ Cat(π); on each rating the rater knows the
     answer (S = 0, probability θ_j) and gives T_i, or spams (S = 1) a label
-    drawn from ξ_j; θ_j ~ Beta(``prior_knowing``, ``prior_spamming``),
+    drawn from ξ_j; θ_j ~ Beta(``competence_prior_``: ``prior_knowing``,
+    ``prior_spamming`` or the learned prior),
     ξ_j ~ Dirichlet(``prior_strategy``) (the paper's priors, those of the
     variational fit; an EM fit's parameters are sampled under them too),
     π ~ Dirichlet(``prior_class`` + 1) when it is learned (the MAP's
@@ -589,7 +655,7 @@ def gibbs_posterior(model, data, n_samples, n_burnin, thin, rng, keep_labels):
     pass over the ratings mixes slowly.  The chain starts at the fit.
     """
     J, K, n = data.n_raters, data.n_classes, data.n_items
-    a, b, c, _ = model._priors(K)
+    a, b, c, _ = model._priors(K, model.competence_prior_)
     fixed = model._fixed_prior(K)
     theta = np.clip(np.array(model.rater_competence_, dtype=np.float64), _EDGE, 1 - _EDGE)
     xi = np.clip(np.array(model.spam_distribution_, dtype=np.float64), _EDGE, None)

@@ -4,9 +4,9 @@ models that pool their raters: PooledDawidSkene's confusion rows and MACE's
 learned competence prior."""
 
 import numpy as np
-from scipy.special import digamma, polygamma
+from scipy.special import digamma, gammaln, polygamma
 
-__all__ = ["update_population", "inverse_digamma"]
+__all__ = ["update_population", "maximize_population", "inverse_digamma"]
 
 #: fixed-point steps per M-step (each one raises the objective)
 POPULATION_STEPS = 5
@@ -37,3 +37,46 @@ def inverse_digamma(y, steps=5):
     for _ in range(steps):
         x = x - (digamma(x) - y) / polygamma(1, x)
     return x
+
+
+def maximize_population(pool, expected_log, rate, tol=1e-10, max_steps=100):
+    """The α of one population Dirichlet (``pool``, 1-D) at the maximum of
+    Σ_j E_q[log Dir(θ_j | α)] - rate Σ α: the exact M-step, by Newton's
+    method (Minka 2000, section 3: the Hessian is a diagonal plus a rank
+    one, so a step costs O(len(α))), each step halved until it keeps α
+    positive and raises the objective (which is concave in α).
+
+    Where the raters are hard to tell apart the maximum is at a large
+    concentration Σ α, which the fixed point of :func:`update_population`
+    approaches only linearly (hundreds of passes of the fit's loop); Newton
+    reaches it in a few steps.  ``expected_log``: (n_raters, len(α)).
+    """
+    n_raters = expected_log.shape[0]
+    mean_log = expected_log.sum(axis=0) / n_raters - rate / n_raters
+
+    def objective(alpha):
+        return gammaln(alpha.sum()) - gammaln(alpha).sum() + alpha @ mean_log
+
+    alpha = np.array(pool, dtype=np.float64)
+    value = objective(alpha)
+    for _ in range(max_steps):
+        total = alpha.sum()
+        gradient = digamma(total) - digamma(alpha) + mean_log
+        # H = -diag(q) + z 11ᵀ; H⁻¹g by Sherman-Morrison
+        q, z = polygamma(1, alpha), polygamma(1, total)
+        shift = (gradient / q).sum() / (1.0 / z - (1.0 / q).sum())
+        step = (gradient + shift) / q  # -H⁻¹g: the ascent direction
+        scale = 1.0
+        while True:
+            candidate = alpha + scale * step
+            if np.all(candidate > 0):
+                new_value = objective(candidate)
+                if new_value >= value:
+                    break
+            scale *= 0.5
+            if scale < 1e-12:
+                return alpha
+        alpha, value = candidate, new_value
+        if np.max(np.abs(scale * step) / alpha) < tol:
+            break
+    return alpha

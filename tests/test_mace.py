@@ -228,6 +228,118 @@ def test_objective_never_decreases(simulated, method, class_prior, init, acceler
     assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:]))
 
 
+@pytest.mark.parametrize("accelerate", [False, True])
+@pytest.mark.parametrize("class_prior", ["uniform", "learn"])
+@pytest.mark.parametrize("init", ["majority", "random"])
+def test_objective_never_decreases_with_a_learned_competence_prior(simulated, class_prior,
+                                                                  init, accelerate):
+    model = MACE(competence_prior="learn", class_prior=class_prior, init=init, tol=0,
+                 max_iter=40, n_init=1, random_state=3, accelerate=accelerate)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(simulated.ratings[:3000])
+    history = model.objective_history_
+    assert model.n_iter_ == 40
+    assert np.all(np.isfinite(history))
+    assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:]))
+    # the prior moved from where it started
+    assert not np.allclose(model.competence_prior_, [0.5, 0.5], rtol=0.1)
+
+
+def _competence_population(a, b, posterior, rate=0.01):
+    """Σ_j E_q[log Beta(θ_j | a, b)] - rate (a + b) at the raters' Beta
+    posteriors (what the learned prior maximizes), in scipy."""
+    expected = digamma(posterior) - digamma(posterior.sum(axis=1, keepdims=True))
+    return (-len(posterior) * betaln(a, b) + (a - 1) * expected[:, 0].sum()
+            + (b - 1) * expected[:, 1].sum() - rate * (a + b))
+
+
+def test_learned_competence_prior_is_the_population_of_the_raters(simulated):
+    """At convergence the learned Beta prior is the maximum of the
+    population objective at the fitted posteriors (scipy's optimizer), and
+    the fit's objective is above that of the paper's fixed prior."""
+    from scipy.optimize import minimize
+
+    R = simulated.ratings[:4000]
+    learned = MACE(competence_prior="learn", n_init=1, tol=1e-10, max_iter=1000).fit(R)
+    posterior = learned.competence_posterior_
+    best = minimize(lambda x: -_competence_population(*np.exp(x), posterior),
+                    np.log([0.5, 0.5]), method="Nelder-Mead",
+                    options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 4000})
+    np.testing.assert_allclose(learned.competence_prior_, np.exp(best.x), rtol=1e-4)
+    fixed = MACE(n_init=1, tol=1e-10, max_iter=1000).fit(R)
+    assert learned.lower_bound_ > fixed.lower_bound_ - 0.01 * 2 / len(R)
+    np.testing.assert_array_equal(fixed.competence_prior_, [0.5, 0.5])
+
+
+def test_learned_competence_prior_recovers_its_simulated_population():
+    """Competence uniform on (0.3, 0.95), 40 raters with 500 ratings each:
+    the learned Beta has the mean and concentration of the Beta fitted to
+    the raters' true competences."""
+    from skcrowd._population import maximize_population
+
+    data = make_mace(4000, 40, 5, 3, spammer_fraction=0.0, random_state=4)
+    model = MACE(competence_prior="learn", n_init=1, random_state=0).fit(data.ratings)
+    theta = data.competence
+    oracle = maximize_population(np.array([1.0, 1.0]),
+                                 np.column_stack([np.log(theta), np.log1p(-theta)]), 1e-9)
+    a, b = model.competence_prior_
+    assert a / (a + b) == pytest.approx(oracle[0] / oracle.sum(), abs=0.05)
+    assert 0.5 < (a + b) / oracle.sum() < 2.0, (model.competence_prior_, oracle)
+
+
+def _sparse_binary(seed, n_items=1200, n_raters=700, per_item=3):
+    """Raters with about five ratings each (activity falling as rank^-0.5),
+    right with probability uniform on (0.55, 0.95)."""
+    rng = np.random.default_rng(seed)
+    truth = (rng.random(n_items) < 0.6).astype(np.int64)
+    activity = 1.0 / np.arange(1, n_raters + 1) ** 0.5
+    activity /= activity.sum()
+    accuracy = rng.uniform(0.55, 0.95, n_raters)
+    item = np.repeat(np.arange(n_items), per_item)
+    rater = np.concatenate([rng.choice(n_raters, per_item, replace=False, p=activity)
+                            for _ in range(n_items)])
+    right = rng.random(item.size) < accuracy[rater]
+    return Ratings(item, rater, np.where(right, truth[item], 1 - truth[item])), truth
+
+
+def test_learned_competence_prior_with_few_ratings_per_rater():
+    """With three ratings per item and about five per rater, the paper's
+    Beta(0.5, 0.5) lets a rater with a few lucky ratings outweigh the
+    others (up to 4 points below majority vote); the learned prior shrinks
+    such raters to the crowd and stays within a point of majority vote."""
+    learned, fixed = [], []
+    for seed in range(3):
+        R, truth = _sparse_binary(seed)
+        vote = np.mean(MajorityVote().fit_predict(R) == truth)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            learned.append(np.mean(MACE(competence_prior="learn", n_init=1, tol=1e-5)
+                                   .fit_predict(R) == truth))
+            fixed.append(np.mean(MACE(n_init=1, tol=1e-5).fit_predict(R) == truth))
+        assert learned[-1] >= vote - 0.01, (seed, learned[-1], vote)
+    assert np.mean(learned) >= np.mean(fixed) + 0.01, (learned, fixed)
+
+
+def test_learned_competence_prior_needs_variational_bayes():
+    with pytest.raises(ValueError, match="competence_prior='learn' needs method='vb'"):
+        MACE(method="em", competence_prior="learn").fit(TINY)
+    with pytest.raises(ValueError, match="competence_prior"):
+        MACE(competence_prior="pooled").fit(TINY)
+
+
+def test_warm_start_and_partial_fit_carry_the_learned_prior(simulated):
+    R = simulated.ratings[:3000]
+    first = MACE(competence_prior="learn", n_init=1, tol=1e-8, max_iter=500).fit(R)
+    again = MACE(competence_prior="learn", n_init=1, max_iter=1).fit(R, init_params=first)
+    np.testing.assert_allclose(again.competence_prior_, first.competence_prior_, rtol=1e-3)
+    stream = MACE(competence_prior="learn", classes=first.classes_)
+    for start in range(0, 3000, 500):
+        stream.partial_fit(simulated.ratings[start:start + 500])
+    assert np.all(np.isfinite(stream.competence_prior_))
+    assert not np.allclose(stream.competence_prior_, [0.5, 0.5], rtol=0.1)
+
+
 @pytest.mark.parametrize("method", ["vb", "em"])
 def test_recovers_competence_and_finds_spammers(simulated, method):
     model = MACE(method=method, random_state=0).fit(simulated.ratings)
@@ -415,8 +527,8 @@ def test_fitted_coordinates_agree_with_the_log_weights(simulated, method):
     out["log_strategy"] = np.empty((J, K))
     tables = [np.empty(J * K) for _ in range(3)]
     kernels.rater_params(fitted["knowing"], fitted["spamming"], fitted["strategy"],
-                         method == "vb", *model._priors(K), out["log_know"], out["log_spam"],
-                         out["log_strategy"], *tables)
+                         method == "vb", *model._priors(K, fitted["competence_prior"]),
+                         out["log_know"], out["log_spam"], out["log_strategy"], *tables)
     for name, values in out.items():
         np.testing.assert_allclose(values, fitted[name], rtol=1e-12, atol=1e-12)
     if method == "em":  # the smoothed counts of the last M-step, not just their ratios
@@ -429,18 +541,6 @@ def test_fitted_coordinates_agree_with_the_log_weights(simulated, method):
 # -- the monitored objective, computed independently ---------------------------
 TINY = np.array([[0, 0, 1, np.nan], [1, 1, np.nan, 1], [0, 1, 1, 2], [2, 2, 2, 0],
                  [0, np.nan, 2, 0], [1, 0, 1, 1], [np.nan, 2, 2, 2]])
-
-
-def _kl_beta(a, b, a0, b0):
-    return (betaln(a0, b0) - betaln(a, b) + (a - a0) * digamma(a) + (b - b0) * digamma(b)
-            + (a0 - a + b0 - b) * digamma(a + b))
-
-
-def _kl_dirichlet(c, c0):
-    total, total0 = c.sum(axis=-1), c0 * c.shape[-1]
-    return (gammaln(total) - gammaln(c).sum(axis=-1) - gammaln(total0)
-            + c.shape[-1] * gammaln(c0)
-            + ((c - c0) * (digamma(c) - digamma(total)[..., None])).sum(axis=-1))
 
 
 def _mace_objective(model, X):
@@ -473,22 +573,30 @@ def _mace_objective(model, X):
         theta, xi = model.rater_competence_, model.spam_distribution_
         total += s * np.sum(np.log(theta) + np.log(1 - theta) + np.log(xi).sum(axis=1))
     else:
-        total -= np.sum(_kl_beta(ab[:, 0], ab[:, 1], model.prior_knowing, model.prior_spamming))
+        a0, b0 = model.competence_prior_
+        if model.competence_prior == "fixed":
+            assert (a0, b0) == (model.prior_knowing, model.prior_spamming)
+        else:  # learned: its exponential hyperprior, rate 0.01 on a and b
+            total -= 0.01 * (a0 + b0)
+        total -= np.sum(_kl_beta(ab[:, 0], ab[:, 1], a0, b0))
         total -= np.sum(_kl_dirichlet(c, model.prior_strategy))
     if model.class_prior == "learn":
         total += model.prior_class * np.sum(np.log(prior))
     return total / len(X)
 
 
-@pytest.mark.parametrize("method", ["vb", "em"])
+@pytest.mark.parametrize("method, competence_prior",
+                         [("vb", "fixed"), ("em", "fixed"), ("vb", "learn")])
 @pytest.mark.parametrize("class_prior", ["uniform", "learn", [0.5, 0.3, 0.2]])
-def test_objective_is_the_log_posterior_or_the_elbo(method, class_prior):
+def test_objective_is_the_log_posterior_or_the_elbo(method, competence_prior, class_prior):
     """lower_bound_ (EM: log posterior; VB: ELBO, per item) against a plain
     numpy/scipy computation from the fitted θ, ξ, π (VB: their Beta and
-    Dirichlet posteriors), with non-default priors, at convergence, at the
-    start and after a few iterations."""
+    Dirichlet posteriors, and the learned prior on competence), with
+    non-default priors, at convergence, at the start and after a few
+    iterations."""
     kwargs = dict(method=method, class_prior=class_prior, prior_knowing=0.7,
-                  prior_spamming=2.0, prior_strategy=3.0, prior_class=1.5, n_init=1)
+                  prior_spamming=2.0, prior_strategy=3.0, prior_class=1.5, n_init=1,
+                  competence_prior=competence_prior)
     model = MACE(tol=1e-12, max_iter=2000, **kwargs).fit(TINY)
     assert model.lower_bound_ == pytest.approx(_mace_objective(model, TINY), rel=1e-10)
     for max_iter in (0, 3):
