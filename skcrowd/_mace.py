@@ -275,16 +275,13 @@ default="learn"
     def _prepare(self, data, **fit_params):
         data = super()._prepare(data, **fit_params)
         self._fixed_prior(data.n_classes)  # validate before any work
-        if self._learns_competence_prior() is None:
+        if self.competence_prior == "learn" and self.method == "em":
             raise ValueError("competence_prior='learn' needs method='vb': the prior is "
                              "learned from the raters' posteriors over their competence.")
         return data
 
     def _learns_competence_prior(self):
-        """True or False; None when asked of an EM fit (which cannot)."""
-        if self.competence_prior == "fixed":
-            return False
-        return True if self.method == "vb" else None
+        return self.competence_prior == "learn" and self.method == "vb"
 
     def _competence_prior(self, params):
         """The Beta prior (a, b) on competence of the next global step.
