@@ -343,6 +343,21 @@ default="learn"
         params = super()._warm_params(data, rng, start)
         for name in ("off", "gain", "know_share"):
             params.pop(name, None)
+        # the objective's parameter term of these parameters, not of the
+        # cold start whose rows they replaced (its first value would be off)
+        J, K = params["strategy"].shape
+        competence = self._competence_prior(None)
+        if self.competence_prior != "fixed":
+            competence = params["competence_prior"]
+        scratch = _rater_arrays(J, K, params["count"])
+        term = kernels.rater_params(
+            params["knowing"], params["spamming"], params["strategy"], self.method == "vb",
+            *self._priors(K, competence), scratch["log_know"], scratch["log_spam"],
+            scratch["log_strategy"], scratch["off"], scratch["gain"], scratch["know_share"])
+        fresh = self._with_class_prior(
+            self._with_competence_prior({"param_term": term}, competence),
+            np.exp(params["log_prior"]))
+        params["param_term"] = fresh["param_term"]
         return params
 
     def _online_batch_stats(self, data, params, stats):

@@ -246,6 +246,21 @@ def test_objective_never_decreases_with_a_learned_competence_prior(simulated, cl
     assert not np.allclose(model.competence_prior_, [0.5, 0.5], rtol=0.1)
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"method": "em"}, {"competence_prior": "learn"}])
+def test_warm_start_objective_starts_at_the_earlier_fit(simulated, kwargs):
+    """A warm start's first objective is that of the parameters it carries
+    (the earlier fit's own last one), not a cold start's parameter term, and
+    the objective never decreases from it."""
+    R = simulated.ratings[:3000]
+    first = MACE(n_init=1, tol=1e-4, **kwargs).fit(R)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = MACE(n_init=1, tol=0, max_iter=5, **kwargs).fit(R, init_params=first)
+    history = again.objective_history_
+    assert history[0] == pytest.approx(first.lower_bound_, rel=1e-12)
+    assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:]))
+
+
 def _competence_population(a, b, posterior, rate=0.01):
     """Σ_j E_q[log Beta(θ_j | a, b)] - rate (a + b) at the raters' Beta
     posteriors (what the learned prior maximizes), in scipy."""
