@@ -17,14 +17,15 @@ from ._kernels import _mace as kernels
 from ._kernels import _uncertainty as uncertainty_kernels
 from ._kernels._common import vote_counts
 from ._mixins import OnlineEMMixin, PosteriorMixin, WarmStartMixin
-from ._population import maximize_population
+from ._population import beta_binomial_prior, maximize_population
 from ._ratings import fixed_class_prior
 
 __all__ = ["MACE"]
 
 #: rate of the exponential hyperprior on each of the learned prior's a and
-#: b (``competence_prior="learn"``), as PooledDawidSkene's ``prior_rate``:
-#: keeps them finite when the raters are alike
+#: b (``competence_prior="learn"`` or ``"two_stage"``), as
+#: PooledDawidSkene's ``prior_rate``: keeps them finite when the raters are
+#: alike
 COMPETENCE_PRIOR_RATE = 0.01
 
 
@@ -55,16 +56,23 @@ class MACE(PosteriorMixin, OnlineEMMixin, WarmStartMixin, CrowdModel):
     prior_knowing, prior_spamming : float, default=0.5
         Beta prior on a rater's competence θ_j (``"vb"`` only).  The paper's
         Beta(0.5, 0.5) puts its mass near 0 and 1: raters are expected to be
-        mostly reliable or mostly spamming.  With
-        ``competence_prior="learn"``, where the learned prior starts.
-    competence_prior : {"fixed", "learn"}, default="fixed"
+        mostly reliable or mostly spamming.  With a learned
+        ``competence_prior``, where the learned prior starts.
+    competence_prior : {"fixed", "learn", "two_stage"}, default="fixed"
         ``"fixed"``: θ_j ~ Beta(``prior_knowing``, ``prior_spamming``), the
-        paper's model.  ``"learn"`` (``"vb"`` only): the Beta prior is the
+        paper's model.  Otherwise (``"vb"`` only) the Beta prior is the
         crowd's, learned from all the raters by empirical Bayes (the
         population prior of Paun et al. 2018, here on competence), so that
         a rater with a handful of ratings is shrunk towards how competent
         the crowd is rather than towards 0 or 1; with many ratings per
-        rater the two agree.  See :ref:`mace-learned-prior`.
+        rater the fits agree.  ``"learn"``: the prior is part of the
+        variational objective and moves at every iteration; where the
+        raters have few ratings each it can pool them all into one
+        competence.  ``"two_stage"``: a fit under the fixed prior, then the
+        Beta-binomial maximum likelihood prior of the raters' expected
+        knowing and spamming counts, then the fit again from there under
+        that prior (a warm start or ``partial_fit`` keeps the prior it
+        starts from).  See :ref:`mace-learned-prior`.
     prior_strategy : float, default=10.0
         Symmetric Dirichlet concentration on each spamming distribution ξ_j
         (``"vb"`` only; the paper's 10 keeps ξ_j near uniform unless a rater
@@ -148,7 +156,9 @@ default="learn"
     rater_ids_ : ndarray of shape (n_raters,)
     n_iter_, converged_, lower_bound_, objective_history_
         Of the best restart; the objective is the ELBO (``"vb"``) or the
-        log posterior (``"em"``) divided by the number of items.
+        log posterior (``"em"``) divided by the number of items.  With
+        ``competence_prior="two_stage"``: of the second fit, ``n_iter_``
+        counting the passes of both.
 
     Notes
     -----
@@ -195,7 +205,7 @@ default="learn"
         "method": [StrOptions({"vb", "em"})],
         "prior_knowing": [Interval(Real, 0, None, closed="neither")],
         "prior_spamming": [Interval(Real, 0, None, closed="neither")],
-        "competence_prior": [StrOptions({"fixed", "learn"})],
+        "competence_prior": [StrOptions({"fixed", "learn", "two_stage"})],
         "prior_strategy": [Interval(Real, 0, None, closed="neither")],
         "smoothing": [Interval(Real, 0, None, closed="neither"), None],
         "class_prior": [StrOptions({"uniform", "learn"}), "array-like"],
@@ -275,9 +285,10 @@ default="learn"
     def _prepare(self, data, **fit_params):
         data = super()._prepare(data, **fit_params)
         self._fixed_prior(data.n_classes)  # validate before any work
-        if self.competence_prior == "learn" and self.method == "em":
-            raise ValueError("competence_prior='learn' needs method='vb': the prior is "
-                             "learned from the raters' posteriors over their competence.")
+        if self.competence_prior != "fixed" and self.method == "em":
+            raise ValueError(f"competence_prior={self.competence_prior!r} needs method='vb': "
+                             "the prior is learned from the raters' posteriors over their "
+                             "competence.")
         return data
 
     def _learns_competence_prior(self):
@@ -289,8 +300,11 @@ default="learn"
         Learned: the population of the raters' current posteriors
         q(θ_j) = Beta(a_j, b_j), the a, b maximizing Σ_j E_q[log Beta(θ_j |
         a, b)] - rate (a + b) (Newton's method to the maximum), which raises the
-        evidence lower bound, as the step of q(θ) after it does."""
+        evidence lower bound, as the step of q(θ) after it does.
+        Two-stage: the prior the fit started from, held fixed."""
         start = np.array([self.prior_knowing, self.prior_spamming], dtype=np.float64)
+        if params is not None and self.competence_prior == "two_stage":
+            return params["competence_prior"]
         if params is None or not self._learns_competence_prior():
             return start
         expected_log = np.column_stack([params["log_know"], params["log_spam"]])
@@ -307,6 +321,23 @@ default="learn"
 
     def _screening_iterations(self):
         return self.init_iter
+
+    def _fit_encoded(self, data, start=None, **fit_params):
+        """The fit; with ``competence_prior="two_stage"`` and no start to
+        carry, a second one: from the first, under the Beta prior at the
+        maximum of the Beta-binomial likelihood of the raters' expected
+        counts (the first fit's posteriors less its prior)."""
+        items = super()._fit_encoded(data, start, **fit_params)
+        if start is not None or self.competence_prior != "two_stage" or self.method != "vb":
+            return items
+        knowing, spamming = (self.competence_posterior_ - self.competence_prior_).T
+        first = self._snapshot(self)
+        first["params"]["competence_prior"] = beta_binomial_prior(
+            knowing, spamming, self.competence_prior_, COMPETENCE_PRIOR_RATE)
+        first_iter = self.n_iter_
+        items = super()._fit_encoded(data, first, **fit_params)
+        self.n_iter_ += first_iter
+        return items
 
     def _init_params(self, data, rng, restart):
         return self._start_from_counts(data, rng, restart)

@@ -1,12 +1,20 @@
-"""A population Dirichlet learned from the raters' posteriors (empirical
-Bayes; Minka 2000, "Estimating a Dirichlet distribution"), shared by the
-models that pool their raters: PooledDawidSkene's confusion rows and MACE's
-learned competence prior."""
+"""A population prior learned from the raters (empirical Bayes), for the
+models that pool their raters: the Dirichlet of PooledDawidSkene's confusion
+rows and of MACE's learned competence prior from the raters' posteriors
+(Minka 2000, "Estimating a Dirichlet distribution"), and MACE's two-stage
+Beta prior from the raters' expected counts (a Beta-binomial)."""
 
 import numpy as np
-from scipy.special import digamma, gammaln, polygamma
+from scipy.optimize import minimize
+from scipy.special import betaln, digamma, gammaln, polygamma
 
-__all__ = ["update_population", "maximize_population", "inverse_digamma"]
+__all__ = ["update_population", "maximize_population", "inverse_digamma",
+           "beta_binomial_prior"]
+
+#: bounds on each of a Beta-binomial prior's a and b: Beta(0.01, 0.01) is
+#: already all but two point masses, and past 10^4 the prior is one
+#: competence for every rater to four decimals
+BETA_BINOMIAL_BOUNDS = (1e-2, 1e4)
 
 #: fixed-point steps per M-step (each one raises the objective)
 POPULATION_STEPS = 5
@@ -80,3 +88,35 @@ def maximize_population(pool, expected_log, rate, tol=1e-10, max_steps=100):
         if np.max(np.abs(scale * step) / alpha) < tol:
             break
     return alpha
+
+
+def beta_binomial_prior(successes, failures, start, rate):
+    """The Beta(a, b) maximizing the Beta-binomial marginal likelihood of
+    every rater's counts, Σ_j log B(a + k_j, b + s_j) - log B(a, b), minus
+    rate (a + b) (type-II maximum likelihood, the exponential hyperprior
+    keeping a and b finite when the raters are alike).
+
+    ``successes`` k_j and ``failures`` s_j may be expected counts (MACE's
+    ratings in which rater j knew the answer or spammed).  The competences
+    θ_j are integrated out exactly, so a rater with few ratings tells the
+    prior little, where a variational posterior q(θ_j) would be as sure as
+    its expected counts.  L-BFGS-B on (log a, log b), from ``start``,
+    within :data:`BETA_BINOMIAL_BOUNDS`.
+    """
+    k = np.asarray(successes, dtype=np.float64)
+    s = np.asarray(failures, dtype=np.float64)
+    n = k + s
+    n_raters = k.size
+
+    def negative(log_ab):
+        a, b = np.exp(log_ab)
+        value = betaln(a + k, b + s).sum() - n_raters * betaln(a, b) - rate * (a + b)
+        common = digamma(a + b) - digamma(a + b + n)
+        grad_a = (digamma(a + k) - digamma(a) + common).sum() - rate
+        grad_b = (digamma(b + s) - digamma(b) + common).sum() - rate
+        return -value, -np.array([grad_a * a, grad_b * b])
+
+    bounds = [tuple(np.log(BETA_BINOMIAL_BOUNDS))] * 2
+    x0 = np.clip(np.log(np.asarray(start, dtype=np.float64)), *bounds[0])
+    result = minimize(negative, x0, jac=True, method="L-BFGS-B", bounds=bounds)
+    return np.exp(result.x)

@@ -132,13 +132,16 @@ def test_glad_on_dask_equals_in_memory(client, init):
                                in_memory.predict_proba(ratings), atol=1e-8)
 
 
-@pytest.mark.parametrize("method", ["vb", "em"])
-def test_mace_on_dask_equals_in_memory(client, method):
-    """MACE's global step needs only summed per-rater counts."""
+@pytest.mark.parametrize("method, competence_prior",
+                         [("vb", "fixed"), ("em", "fixed"), ("vb", "two_stage")])
+def test_mace_on_dask_equals_in_memory(client, method, competence_prior):
+    """MACE's global step needs only summed per-rater counts (and the
+    two-stage prior only the fitted raters' posteriors)."""
     ratings = make_mace(n_items=3000, n_raters=30, ratings_per_item=4, n_classes=3,
                         random_state=0).ratings
     ddf = long_frame(ratings, npartitions=4)
-    kwargs = {"method": method, "class_prior": "learn", "n_init": 1}
+    kwargs = {"method": method, "class_prior": "learn", "n_init": 1,
+              "competence_prior": competence_prior}
     on_dask = MACE(**kwargs).fit(ddf)
     in_memory = MACE(**kwargs).fit(ratings)
     assert on_dask.n_iter_ == in_memory.n_iter_

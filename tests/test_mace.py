@@ -287,14 +287,16 @@ def test_learned_competence_prior_is_the_population_of_the_raters(simulated):
     np.testing.assert_array_equal(fixed.competence_prior_, [0.5, 0.5])
 
 
-def test_learned_competence_prior_recovers_its_simulated_population():
+@pytest.mark.parametrize("competence_prior", ["learn", "two_stage"])
+def test_learned_competence_prior_recovers_its_simulated_population(competence_prior):
     """Competence uniform on (0.3, 0.95), 40 raters with 500 ratings each:
     the learned Beta has the mean and concentration of the Beta fitted to
     the raters' true competences."""
     from skcrowd._population import maximize_population
 
     data = make_mace(4000, 40, 5, 3, spammer_fraction=0.0, random_state=4)
-    model = MACE(competence_prior="learn", n_init=1, random_state=0).fit(data.ratings)
+    model = MACE(competence_prior=competence_prior, n_init=1,
+                 random_state=0).fit(data.ratings)
     theta = data.competence
     oracle = maximize_population(np.array([1.0, 1.0]),
                                  np.column_stack([np.log(theta), np.log1p(-theta)]), 1e-9)
@@ -336,9 +338,11 @@ def test_learned_competence_prior_with_few_ratings_per_rater():
     assert np.mean(learned) >= np.mean(fixed) + 0.01, (learned, fixed)
 
 
-def test_learned_competence_prior_needs_variational_bayes():
-    with pytest.raises(ValueError, match="competence_prior='learn' needs method='vb'"):
-        MACE(method="em", competence_prior="learn").fit(TINY)
+@pytest.mark.parametrize("competence_prior", ["learn", "two_stage"])
+def test_learned_competence_prior_needs_variational_bayes(competence_prior):
+    with pytest.raises(ValueError, match=f"competence_prior='{competence_prior}' needs "
+                                         "method='vb'"):
+        MACE(method="em", competence_prior=competence_prior).fit(TINY)
     with pytest.raises(ValueError, match="competence_prior"):
         MACE(competence_prior="pooled").fit(TINY)
 
@@ -353,6 +357,91 @@ def test_warm_start_and_partial_fit_carry_the_learned_prior(simulated):
         stream.partial_fit(simulated.ratings[start:start + 500])
     assert np.all(np.isfinite(stream.competence_prior_))
     assert not np.allclose(stream.competence_prior_, [0.5, 0.5], rtol=0.1)
+
+
+@pytest.mark.parametrize("accelerate", [False, True])
+@pytest.mark.parametrize("class_prior", ["uniform", "learn"])
+def test_objective_never_decreases_with_a_two_stage_prior(simulated, class_prior,
+                                                          accelerate):
+    model = MACE(competence_prior="two_stage", class_prior=class_prior, tol=0, max_iter=30,
+                 n_init=1, random_state=3, accelerate=accelerate)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(simulated.ratings[:3000])
+    history = model.objective_history_  # of the second stage
+    assert model.n_iter_ == 60
+    assert np.all(np.isfinite(history))
+    assert np.all(np.diff(history) >= -1e-12 * np.abs(history[1:]))
+    assert not np.allclose(model.competence_prior_, [0.5, 0.5], rtol=0.1)
+
+
+def _beta_binomial(a, b, knowing, spamming, rate=0.01):
+    """Σ_j log B(a + k_j, b + s_j) - log B(a, b) - rate (a + b), in scipy."""
+    return np.sum(betaln(a + knowing, b + spamming) - betaln(a, b)) - rate * (a + b)
+
+
+def test_two_stage_prior_is_the_beta_binomial_maximum_of_the_first_fit(simulated):
+    """The two-stage prior maximizes the Beta-binomial likelihood of the
+    raters' expected counts under the paper's prior (scipy's optimizer),
+    and the second stage is the fixed-prior fit at that prior, started from
+    the first."""
+    from scipy.optimize import minimize
+
+    R = simulated.ratings[:4000]
+    kwargs = dict(n_init=1, tol=1e-10, max_iter=1000)
+    first = MACE(**kwargs).fit(R)
+    two = MACE(competence_prior="two_stage", **kwargs).fit(R)
+    knowing, spamming = (first.competence_posterior_ - 0.5).T
+    best = minimize(lambda x: -_beta_binomial(*np.exp(x), knowing, spamming),
+                    np.log([0.5, 0.5]), method="Nelder-Mead",
+                    options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 4000})
+    np.testing.assert_allclose(two.competence_prior_, np.exp(best.x), rtol=1e-4)
+    a, b = two.competence_prior_
+    second = MACE(prior_knowing=a, prior_spamming=b, **kwargs).fit(R, init_params=first)
+    np.testing.assert_allclose(two.competence_posterior_, second.competence_posterior_,
+                               rtol=1e-10)
+    assert two.n_iter_ == first.n_iter_ + second.n_iter_
+
+
+def test_beta_binomial_prior_recovers_a_beta():
+    from skcrowd._population import beta_binomial_prior
+
+    rng = np.random.default_rng(0)
+    theta = rng.beta(2.0, 5.0, 3000)
+    knowing = rng.binomial(30, theta).astype(np.float64)
+    a, b = beta_binomial_prior(knowing, 30 - knowing, [0.5, 0.5], rate=0.0)
+    assert a == pytest.approx(2.0, rel=0.1) and b == pytest.approx(5.0, rel=0.1)
+
+
+def test_two_stage_prior_with_few_ratings_per_rater():
+    """Three ratings per item, about five per rater: one step of empirical
+    Bayes from the paper's prior shrinks the lucky raters part of the way,
+    above the fixed prior on average but not up to majority vote (the
+    fully pooled "learn" is there), and the prior stays spread: it does not
+    take every rater to be alike."""
+    two, fixed = [], []
+    for seed in range(3):
+        R, truth = _sparse_binary(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = MACE(competence_prior="two_stage", n_init=1, tol=1e-5).fit(R)
+            two.append(np.mean(model.predict(R) == truth))
+            fixed.append(np.mean(MACE(n_init=1, tol=1e-5).fit_predict(R) == truth))
+        assert model.competence_prior_.sum() < 10, model.competence_prior_
+    assert np.mean(two) >= np.mean(fixed) + 0.01, (two, fixed)
+
+
+def test_warm_start_and_partial_fit_keep_the_two_stage_prior(simulated):
+    R = simulated.ratings[:3000]
+    first = MACE(competence_prior="two_stage", n_init=1, tol=1e-8, max_iter=500).fit(R)
+    again = MACE(competence_prior="two_stage", n_init=1, max_iter=3).fit(
+        R, init_params=first)
+    np.testing.assert_array_equal(again.competence_prior_, first.competence_prior_)
+    assert again.n_iter_ <= 3  # one stage
+    stream = MACE(competence_prior="two_stage", classes=first.classes_)
+    for start in range(0, 3000, 500):
+        stream.partial_fit(simulated.ratings[start:start + 500])
+    np.testing.assert_array_equal(stream.competence_prior_, [0.5, 0.5])
 
 
 @pytest.mark.parametrize("method", ["vb", "em"])
@@ -591,7 +680,7 @@ def _mace_objective(model, X):
         a0, b0 = model.competence_prior_
         if model.competence_prior == "fixed":
             assert (a0, b0) == (model.prior_knowing, model.prior_spamming)
-        else:  # learned: its exponential hyperprior, rate 0.01 on a and b
+        elif model.competence_prior == "learn":  # its hyperprior, rate 0.01 on a and b
             total -= 0.01 * (a0 + b0)
         total -= np.sum(_kl_beta(ab[:, 0], ab[:, 1], a0, b0))
         total -= np.sum(_kl_dirichlet(c, model.prior_strategy))
@@ -601,7 +690,8 @@ def _mace_objective(model, X):
 
 
 @pytest.mark.parametrize("method, competence_prior",
-                         [("vb", "fixed"), ("em", "fixed"), ("vb", "learn")])
+                         [("vb", "fixed"), ("em", "fixed"), ("vb", "learn"),
+                          ("vb", "two_stage")])
 @pytest.mark.parametrize("class_prior", ["uniform", "learn", [0.5, 0.3, 0.2]])
 def test_objective_is_the_log_posterior_or_the_elbo(method, competence_prior, class_prior):
     """lower_bound_ (EM: log posterior; VB: ELBO, per item) against a plain
