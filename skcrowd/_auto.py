@@ -47,8 +47,13 @@ def default_candidates(random_state=None, n_classes=None):
         "DawidSkene one_coin": DawidSkene(confusion="one_coin"),
         # one start (soft majority vote), not MACE's 10 restarts: the
         # learned prevalence leaves few poor optima, and restarts and
-        # passes to a tolerance of 1e-6 were most of the selection's cost
-        "MACE": MACE(n_init=1, tol=1e-5, random_state=random_state),
+        # passes to a tolerance of 1e-6 were most of the selection's cost.
+        # The two-stage prior on competence: the paper's Beta(0.5, 0.5)
+        # takes a rater with a few lucky ratings to know the answer, and
+        # the variational learned prior pools the spammers with the others
+        # (see :ref:`which_model`)
+        "MACE": MACE(n_init=1, tol=1e-5, competence_prior="two_stage",
+                     random_state=random_state),
     }
     if n_classes == 2:
         # item difficulty (Carpenter's reduction AB: no guessing, no
@@ -95,7 +100,8 @@ class AutoCrowd(TransformerMixin, BaseEstimator):
         The models to choose from, by name (cloned before fitting; each
         must take ``classes``).  ``None``: ``MajorityVote()``,
         ``DawidSkene()``, ``DawidSkene(confusion="one_coin")`` and
-        ``MACE(n_init=1, tol=1e-5, random_state=random_state)``, otherwise
+        ``MACE(n_init=1, tol=1e-5, competence_prior="two_stage",
+        random_state=random_state)``, otherwise
         at their defaults, and with two classes ``"IRT3PL difficulty"``,
         ``IRT3PL(guessing=False, discrimination=False, init="dawid_skene",
         n_init=1, tol=1e-4, random_state=random_state)``: item difficulty

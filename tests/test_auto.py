@@ -30,14 +30,17 @@ def accuracy(labels, truth):
     return float(np.mean(np.asarray(labels) == truth))
 
 
-# On the small imbalanced crowd MACE predicts the held-out ratings better
-# than the one-coin model (-1.7196 against -1.7436 nats per item) with 1.5
-# points less accuracy (0.9175, 0.9325): the default takes MACE.
-KNOWN_MISS = pytest.mark.xfail(strict=True, reason="the likelier model 1.5 points "
-                               "less accurate (imbalanced, 400 items)")
+# On the small Dawid-Skene crowd (400 items) held-out likelihood cannot
+# tell MACE from Dawid-Skene (-4.0227 against -4.0239 nats per item, the
+# paired standard error 0.03), their labels agree with every clear
+# majority, and the likelier, MACE, is 1.25 points less accurate (0.9650,
+# 0.9775).  At the benchmark's 1500 items Dawid-Skene is chosen on every
+# seed, 3 to 6 standard errors likelier.
+KNOWN_MISS = pytest.mark.xfail(strict=True, reason="tied with the truth's model, 1.25 "
+                               "points less accurate (dawid_skene, 400 items)")
 
 
-@pytest.mark.parametrize("crowd", [pytest.param(c, marks=KNOWN_MISS) if c == "imbalanced"
+@pytest.mark.parametrize("crowd", [pytest.param(c, marks=KNOWN_MISS) if c == "dawid_skene"
                                    else c for c in sorted(CROWDS)])
 def test_close_to_the_best_model_and_never_below_majority_vote(crowd):
     R, truth = CROWDS[crowd](0, small=True)
@@ -151,12 +154,22 @@ def test_the_rule_on_known_scores():
 
 
 def test_a_tie_in_likelihood_goes_to_the_labels_that_follow_the_raters():
-    # 99% of the items in one class, a quarter of the raters spammers: the
-    # full Dawid-Skene model is the likeliest held out, by less than two
-    # standard errors, with labels that leave the clear majorities on 8%
-    # of their items and are 30 points less accurate than MACE's
+    # 99% of the items in one class, a quarter of the raters spammers: with
+    # the paper's prior on competence in MACE, the full Dawid-Skene model is
+    # the likeliest held out, by less than two standard errors, with labels
+    # that leave the clear majorities on 8% of their items and are 30
+    # points less accurate than MACE's
+    from skcrowd._auto import default_candidates
+
     R, truth, _ = random_crowd(156)
-    auto = AutoCrowd(random_state=0).fit(R)
+    default = AutoCrowd(random_state=0).fit(R)
+    # the default's MACE (the two-stage prior) is the likeliest outright
+    assert default.selected_ == "MACE"
+    assert accuracy(default.predict(R), truth) >= accuracy(
+        default.estimators_["DawidSkene"].predict(R), truth) + 0.2
+    candidates = dict(default_candidates(0, len(np.unique(R.label))),
+                      MACE=MACE(n_init=1, tol=1e-5, random_state=0))
+    auto = AutoCrowd(candidates=candidates, random_state=0).fit(R)
     likeliest = max(auto.eligible_, key=auto.cv_scores_.get)
     assert likeliest == "DawidSkene" and len(auto.tied_) > 1
     assert auto.agreement_["DawidSkene"] < 0.95
