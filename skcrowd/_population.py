@@ -5,7 +5,6 @@ rows and of MACE's learned competence prior from the raters' posteriors
 Beta prior from the raters' expected counts (a Beta-binomial)."""
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import betaln, digamma, gammaln, polygamma
 
 __all__ = ["update_population", "maximize_population", "inverse_digamma",
@@ -90,7 +89,7 @@ def maximize_population(pool, expected_log, rate, tol=1e-10, max_steps=100):
     return alpha
 
 
-def beta_binomial_prior(successes, failures, start, rate):
+def beta_binomial_prior(successes, failures, start, rate, tol=1e-10, max_steps=100):
     """The Beta(a, b) maximizing the Beta-binomial marginal likelihood of
     every rater's counts, Σ_j log B(a + k_j, b + s_j) - log B(a, b), minus
     rate (a + b) (type-II maximum likelihood, the exponential hyperprior
@@ -100,23 +99,54 @@ def beta_binomial_prior(successes, failures, start, rate):
     ratings in which rater j knew the answer or spammed).  The competences
     θ_j are integrated out exactly, so a rater with few ratings tells the
     prior little, where a variational posterior q(θ_j) would be as sure as
-    its expected counts.  L-BFGS-B on (log a, log b), from ``start``,
-    within :data:`BETA_BINOMIAL_BOUNDS`.
+    its expected counts.
+
+    Newton's method on (log a, log b) from ``start`` (a gradient step where
+    the Hessian is not negative definite), each step halved until it raises
+    the objective, within :data:`BETA_BINOMIAL_BOUNDS`.  Plain scalar code:
+    an optimizer calling BLAS would leave its threads spinning on the other
+    cores after every call.
     """
     k = np.asarray(successes, dtype=np.float64)
     s = np.asarray(failures, dtype=np.float64)
     n = k + s
     n_raters = k.size
+    low, high = np.log(BETA_BINOMIAL_BOUNDS)
 
-    def negative(log_ab):
+    def objective(log_ab):
         a, b = np.exp(log_ab)
-        value = betaln(a + k, b + s).sum() - n_raters * betaln(a, b) - rate * (a + b)
-        common = digamma(a + b) - digamma(a + b + n)
-        grad_a = (digamma(a + k) - digamma(a) + common).sum() - rate
-        grad_b = (digamma(b + s) - digamma(b) + common).sum() - rate
-        return -value, -np.array([grad_a * a, grad_b * b])
+        return (betaln(a + k, b + s).sum() - n_raters * betaln(a, b) - rate * (a + b))
 
-    bounds = [tuple(np.log(BETA_BINOMIAL_BOUNDS))] * 2
-    x0 = np.clip(np.log(np.asarray(start, dtype=np.float64)), *bounds[0])
-    result = minimize(negative, x0, jac=True, method="L-BFGS-B", bounds=bounds)
-    return np.exp(result.x)
+    x = np.clip(np.log(np.asarray(start, dtype=np.float64)), low, high)
+    value = objective(x)
+    for _ in range(max_steps):
+        a, b = np.exp(x)
+        common = n_raters * digamma(a + b) - digamma(a + b + n).sum()
+        common2 = n_raters * polygamma(1, a + b) - polygamma(1, a + b + n).sum()
+        grad_a = digamma(a + k).sum() - n_raters * digamma(a) + common - rate
+        grad_b = digamma(b + s).sum() - n_raters * digamma(b) + common - rate
+        h_aa = polygamma(1, a + k).sum() - n_raters * polygamma(1, a) + common2
+        h_bb = polygamma(1, b + s).sum() - n_raters * polygamma(1, b) + common2
+        # in log coordinates: d/du = a d/da, d²/du² = a² d²/da² + a d/da
+        g = np.array([a * grad_a, b * grad_b])
+        h11, h22, h12 = a * a * h_aa + g[0], b * b * h_bb + g[1], a * b * common2
+        det = h11 * h22 - h12 * h12
+        if h11 < 0 and det > 0:  # negative definite: the Newton step -H⁻¹g
+            step = -np.array([h22 * g[0] - h12 * g[1], h11 * g[1] - h12 * g[0]]) / det
+        else:
+            step = g
+        step *= min(1.0, 1.0 / max(np.abs(step).max(), 1e-300))  # at most e-fold
+        scale = 1.0
+        while True:
+            candidate = np.clip(x + scale * step, low, high)
+            new_value = objective(candidate)
+            if new_value >= value:
+                break
+            scale *= 0.5
+            if scale < 1e-12:
+                return np.exp(x)
+        moved = np.abs(candidate - x).max()
+        x, value = candidate, new_value
+        if moved < tol:
+            break
+    return np.exp(x)

@@ -413,6 +413,40 @@ def test_beta_binomial_prior_recovers_a_beta():
     assert a == pytest.approx(2.0, rel=0.1) and b == pytest.approx(5.0, rel=0.1)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_beta_binomial_prior_is_the_maximum(seed):
+    """Newton's method reaches scipy Nelder-Mead's maximum of the
+    Beta-binomial objective, on fractional counts from crowds of 5 to 2000
+    raters and concentrations 0.4 to 100."""
+    from scipy.optimize import minimize
+
+    from skcrowd._population import beta_binomial_prior
+
+    rng = np.random.default_rng(seed)
+    n_raters = int(rng.integers(5, 2000))
+    theta = rng.beta(*rng.uniform(0.2, 50.0, 2), n_raters)
+    n = rng.integers(1, 60, n_raters)
+    knowing = rng.binomial(n, theta) + 0.3 * rng.random(n_raters)
+    spamming = n - knowing + 0.3
+    best = minimize(lambda x: -_beta_binomial(*np.exp(x), knowing, spamming),
+                    np.log([0.5, 0.5]), method="Nelder-Mead",
+                    options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 5000})
+    ours = beta_binomial_prior(knowing, spamming, [0.5, 0.5], rate=0.01)
+    assert _beta_binomial(*ours, knowing, spamming) >= -best.fun - 1e-8
+    np.testing.assert_allclose(ours, np.exp(best.x), rtol=1e-4)
+
+
+def test_beta_binomial_prior_at_its_bounds():
+    from skcrowd._population import BETA_BINOMIAL_BOUNDS, beta_binomial_prior
+
+    # no rater ever knew: a goes to its lower bound, b stays finite
+    a, b = beta_binomial_prior(np.zeros(50), np.full(50, 20.0), [0.5, 0.5], rate=0.01)
+    assert a == pytest.approx(BETA_BINOMIAL_BOUNDS[0]) and np.isfinite(b)
+    # every rater alike: a large concentration, kept finite by the rate
+    a, b = beta_binomial_prior(np.full(500, 700.0), np.full(500, 300.0), [0.5, 0.5], 0.01)
+    assert a / (a + b) == pytest.approx(0.7, abs=1e-3) and a + b <= BETA_BINOMIAL_BOUNDS[1] * 2
+
+
 def test_two_stage_prior_with_few_ratings_per_rater():
     """Three ratings per item, about five per rater: one step of empirical
     Bayes from the paper's prior shrinks the lucky raters part of the way,
