@@ -328,7 +328,7 @@ default="learn"
         maximum of the Beta-binomial likelihood of the raters' expected
         counts (the first fit's posteriors less its prior)."""
         items = super()._fit_encoded(data, start, **fit_params)
-        if start is not None or self.competence_prior != "two_stage" or self.method != "vb":
+        if start is not None or self.competence_prior != "two_stage":
             return items
         knowing, spamming = (self.competence_posterior_ - self.competence_prior_).T
         first = self._snapshot(self)
